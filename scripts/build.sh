@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds the native library + tests (build/native) and both wasm modules (build/wasm -> web/dist).
+# Incremental: a second run with nothing changed takes about a second.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# Debian's emscripten 3.1.6 needs its own acorn on Node's path.
+export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+what=${1:-all}
+if [ "$what" = all ] || [ "$what" = native ]; then
+  [ -f build/native/CMakeCache.txt ] || cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build/native -j"$jobs" | grep -E 'error|warning' || true
+  test -x build/native/attnkit_tests
+fi
+if [ "$what" = all ] || [ "$what" = wasm ]; then
+  [ -f build/wasm/CMakeCache.txt ] || emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build/wasm -j"$jobs" | grep -E 'error|warning' || true
+  test -f web/dist/attnkit-simd.wasm && test -f web/dist/attnkit-scalar.wasm
+fi

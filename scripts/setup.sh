@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what attnkit's build and tests need, and nothing when all of it is present.
+# Debian packages through apt-get (as root), npm packages from the committed lockfile.
+# On a machine without apt or root it prints what to install and fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# command or file that proves a package is present -> Debian package name
+declare -A NEED=(
+  [/usr/bin/em++]=emscripten
+  [/usr/bin/wasm-dis]=binaryen
+  [/usr/include/xsimd/xsimd.hpp]=libxsimd-dev
+  [/usr/include/nlohmann/json.hpp]=nlohmann-json3-dev
+  [/usr/include/gtest/gtest.h]=libgtest-dev
+  [/usr/bin/cmake]=cmake
+  [/usr/bin/g++]=g++
+  [/usr/bin/chromium]=chromium
+  [/usr/bin/brotli]=brotli
+)
+missing=()
+for f in "${!NEED[@]}"; do [ -e "$f" ] || missing+=("${NEED[$f]}"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "setup: missing Debian packages: ${missing[*]}" >&2
+    echo "setup: install them (sudo apt-get install ${missing[*]}) or their equivalents and re-run." >&2
+    exit 1
+  fi
+fi
+
+# npm packages: reinstall only when the lockfile changed since the last install.
+stamp=node_modules/.attnkit-lock.sha
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "setup: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$want" > "$stamp"
+fi

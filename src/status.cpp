@@ -1,0 +1,63 @@
+#include "attnkit/status.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace attnkit {
+
+const char* code_name(Code code) {
+  switch (code) {
+    case Code::ok: return "OK";
+    case Code::invalid_argument: return "ERR_INVALID_ARGUMENT";
+    case Code::out_of_range: return "ERR_OUT_OF_RANGE";
+    case Code::shape_mismatch: return "ERR_SHAPE_MISMATCH";
+    case Code::out_of_memory: return "ERR_OUT_OF_MEMORY";
+  }
+  return "ERR_UNKNOWN";
+}
+
+// Prints integers without a decimal point and everything else with enough digits to be exact.
+// (snprintf, not iostreams: <sstream> alone adds ~100 KB of locale code to the .wasm.)
+std::string show_number(double v) {
+  char buf[40];
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) {
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+  }
+  return buf;
+}
+
+Status check_integer(const char* what, double value, double lo, double hi) {
+  if (!std::isfinite(value) || value != std::floor(value)) {
+    return Status::error(Code::invalid_argument, what,
+                         std::string(what) + " must be an integer, got " + show_number(value));
+  }
+  if (value < lo || value > hi) {
+    return Status::error(Code::out_of_range, what,
+                         std::string(what) + " must be in [" + show_number(lo) + ", " + show_number(hi) +
+                             "], got " + show_number(value));
+  }
+  return Status::success();
+}
+
+Status check_positive_finite(const char* what, double value, double hi) {
+  if (!std::isfinite(value) || value <= 0 || value > hi) {
+    return Status::error(Code::out_of_range, what,
+                         std::string(what) + " must be a finite number in (0, " + show_number(hi) +
+                             "], got " + show_number(value));
+  }
+  return Status::success();
+}
+
+Status check_output_size(const char* what, double elements) {
+  if (elements > kMaxOutputElements) {
+    return Status::error(Code::out_of_range, what,
+                         std::string(what) + " asks for " + show_number(elements) +
+                             " output elements; at most " + show_number(kMaxOutputElements) +
+                             " (1 GiB of float32) fit one result");
+  }
+  return Status::success();
+}
+
+}  // namespace attnkit

@@ -1,0 +1,38 @@
+// Reads the golden fixtures written by tests/golden/gen_fixtures.py (real PyTorch runs).
+#pragma once
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace attnkit_test {
+
+inline nlohmann::json load_fixture(const std::string& name) {
+  std::ifstream in(std::string(ATTNKIT_FIXTURE_DIR) + "/" + name);
+  if (!in) ADD_FAILURE() << "missing fixture " << name;
+  return nlohmann::json::parse(in);
+}
+
+inline std::vector<float> floats(const nlohmann::json& j) { return j.get<std::vector<float>>(); }
+
+// Largest |a[i] - b[i]|; fails the test when the lengths differ.
+inline double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double m = 0;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    const double d = std::abs(static_cast<double>(a[i]) - b[i]);
+    if (!(d <= m)) m = d;  // also catches NaN
+  }
+  return m;
+}
+
+// The awkward sizes every kernel is swept over: below, at and around vector widths.
+inline const std::vector<int>& awkward_sizes() {
+  static const std::vector<int> s{1, 3, 4, 5, 7, 17, 63, 65, 771};
+  return s;
+}
+
+}  // namespace attnkit_test

@@ -1,0 +1,28 @@
+// Shared by the Node tests: fixtures, both backends, comparisons.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { load } from '../../web/attnkit.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export function fixture(name) {
+  return JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures', name), 'utf8'));
+}
+
+/** Both builds, forced: every behaviour test runs on each. */
+export async function backends() {
+  return [await load({ simd: true }), await load({ simd: false })];
+}
+
+export function maxAbsDiff(a, b) {
+  if (a.length !== b.length) throw new Error(`length ${a.length} != ${b.length}`);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) {
+    const d = Math.abs(a[i] - b[i]);
+    if (!(d <= m)) m = d; // NaN wins
+  }
+  return m;
+}
+
+export const AWKWARD = [1, 3, 4, 5, 7, 17, 63, 65, 771];

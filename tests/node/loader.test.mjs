@@ -1,0 +1,44 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { load, simdSupported, AttnkitError } from '../../web/attnkit.js';
+import { ROOT } from './helpers.mjs';
+
+test('simd: auto picks the SIMD128 build where the engine has it', async () => {
+  assert.equal(simdSupported(), true); // Node >= 16.4 ships SIMD128
+  assert.equal((await load()).backend, 'wasm-simd128');
+  assert.equal((await load({ simd: 'auto' })).backend, 'wasm-simd128');
+  assert.equal((await load({ simd: false })).backend, 'wasm-scalar');
+});
+
+test('concurrent loads share one instance (single flight)', async () => {
+  const [a, b] = await Promise.all([load({ simd: false }), load({ simd: false })]);
+  assert.equal(a, b);
+});
+
+test('a bad simd option is rejected by name', async () => {
+  await assert.rejects(load({ simd: 'yes' }), (e) => e instanceof AttnkitError && e.argument === 'simd' && /got "yes"/.test(e.message));
+});
+
+test('a missing wasm file says which path it tried and why; a later load still works', async () => {
+  await assert.rejects(load({ wasmUrl: new URL('file:///no/such/attnkit.wasm') }), (e) =>
+    e.code === 'ERR_LOAD' && e.message.includes('file:///no/such/attnkit.wasm') && /ENOENT/.test(e.message));
+  await assert.rejects(load({ wasmUrl: 'http://127.0.0.1:9/attnkit.wasm' }), (e) =>
+    e.code === 'ERR_LOAD' && e.message.includes('http://127.0.0.1:9/attnkit.wasm'));
+  assert.equal((await load()).sinusoidalPositionalEncoding(2, 2).data.length, 4);
+});
+
+test('a file that is not wasm gives a clear instantiate error', async () => {
+  await assert.rejects(load({ simd: false, wasmBinary: new Uint8Array([1, 2, 3, 4]) }), (e) =>
+    e.code === 'ERR_LOAD' && /could not instantiate the wasm-scalar build from the given wasmBinary/.test(e.message));
+});
+
+test('wasmUrl and wasmBinary overrides load the named files', async () => {
+  const file = path.join(ROOT, 'web/dist/attnkit-scalar.wasm');
+  const viaBinary = await load({ simd: false, wasmBinary: fs.readFileSync(file) });
+  assert.equal(viaBinary.backend, 'wasm-scalar');
+  const viaUrl = await load({ wasmUrl: { 'wasm-simd128': new URL(`file://${path.join(ROOT, 'web/dist/attnkit-simd.wasm')}`) } });
+  assert.equal(viaUrl.backend, 'wasm-simd128');
+  assert.deepEqual(viaUrl.sinusoidalPositionalEncoding(3, 4).data.length, 12);
+});

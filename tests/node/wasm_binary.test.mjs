@@ -1,0 +1,50 @@
+// What is inside the two .wasm files: SIMD128 instructions in one, none in the other.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT } from './helpers.mjs';
+
+const wasm = (name) => path.join(ROOT, 'web/dist', `attnkit-${name}.wasm`);
+const SIMD_OP = /\b(v128|f32x4|f64x2|i8x16|i16x8|i32x4|i64x2)\.[a-z_0-9]+/g;
+
+function simdOps(file) {
+  const text = execFileSync('wasm-dis', [file], { maxBuffer: 256 << 20 }).toString();
+  const counts = {};
+  for (const m of text.matchAll(SIMD_OP)) counts[m[0]] = (counts[m[0]] ?? 0) + 1;
+  return counts;
+}
+
+// binaryen validates the module with every feature Emscripten 3.1.6 may use except SIMD.
+function validatesWithoutSimd(file) {
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'attnkit-')), 'x.wasm');
+  try {
+    execFileSync('wasm-opt', ['--mvp-features', '--enable-sign-ext', '--enable-mutable-globals',
+      '--enable-bulk-memory', '--enable-nontrapping-float-to-int', file, '-o', out], { stdio: 'pipe' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test('the SIMD build contains SIMD128 arithmetic', () => {
+  const ops = simdOps(wasm('simd'));
+  const total = Object.values(ops).reduce((a, b) => a + b, 0);
+  assert.ok(total > 50, `only ${total} SIMD128 instructions: ${JSON.stringify(ops)}`);
+  assert.ok(ops['f32x4.mul'] > 0 && ops['f32x4.add'] > 0, JSON.stringify(ops));
+  assert.equal(validatesWithoutSimd(wasm('simd')), false);
+});
+
+test('the scalar build contains no SIMD128 instruction', () => {
+  assert.deepEqual(simdOps(wasm('scalar')), {});
+  assert.equal(validatesWithoutSimd(wasm('scalar')), true);
+});
+
+test('each .wasm stays within the 200 KB budget', () => {
+  for (const name of ['simd', 'scalar']) {
+    const size = fs.statSync(wasm(name)).size;
+    assert.ok(size <= 200 * 1024, `attnkit-${name}.wasm is ${size} bytes`);
+  }
+});

@@ -1,0 +1,240 @@
+// attnkit: the JavaScript face of the wasm module.
+//
+// Two layers. The raw embind functions (`_name`, in bindings/attnkit_bindings.cpp) work on heap
+// offsets and return status codes; this file owns all wasm memory on the user's behalf: it copies
+// inputs in, results out, frees everything in `finally`, and turns status codes into AttnkitError.
+// It never keeps a heap view across a call (memory growth detaches them).
+
+/** Error thrown for bad arguments and load failures; `code` is stable, `argument` names the culprit. */
+export class AttnkitError extends Error {
+  constructor(message, { code, argument } = {}) {
+    super(message);
+    this.name = 'AttnkitError';
+    this.code = code;
+    if (argument !== undefined) this.argument = argument;
+  }
+}
+
+/** A dense tensor, the same shape of object as onnxruntime-web's and transformers.js's. */
+export class Tensor {
+  constructor(type, data, dims) {
+    this.type = type;
+    this.data = data;
+    this.dims = dims;
+  }
+  get size() {
+    return this.data.length;
+  }
+}
+
+// (module (func (result v128) v128.const i32x4 0 0 0 0)): validates only where SIMD128 exists.
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 22, 1, 20, 0, 0xfd, 12,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 11,
+]);
+
+/** True when this JavaScript engine runs WebAssembly SIMD128. */
+export function simdSupported() {
+  try {
+    return typeof WebAssembly === 'object' && WebAssembly.validate(SIMD_PROBE);
+  } catch {
+    return false;
+  }
+}
+
+const BUILDS = {
+  'wasm-simd128': {
+    glue: () => import('./dist/attnkit-simd.mjs'),
+    wasm: () => new URL('./dist/attnkit-simd.wasm', import.meta.url),
+  },
+  'wasm-scalar': {
+    glue: () => import('./dist/attnkit-scalar.mjs'),
+    wasm: () => new URL('./dist/attnkit-scalar.wasm', import.meta.url),
+  },
+};
+
+const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
+
+async function readBytes(url) {
+  if (url.protocol === 'file:') {
+    if (!isNode) throw new Error('file: URLs can only be read in Node');
+    // Variable specifiers keep bundlers from trying to resolve Node built-ins for the browser.
+    const fsName = 'node:fs/promises';
+    const urlName = 'node:url';
+    const [{ readFile }, { fileURLToPath }] = await Promise.all([
+      import(/* @vite-ignore */ fsName),
+      import(/* @vite-ignore */ urlName),
+    ]);
+    return readFile(fileURLToPath(url));
+  }
+  const response = await fetch(url, { credentials: 'same-origin' });
+  if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`.trim());
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+function pickBackend(simd) {
+  if (simd === 'auto') return simdSupported() ? 'wasm-simd128' : 'wasm-scalar';
+  if (simd === true) {
+    if (!simdSupported()) {
+      throw new AttnkitError(
+        'load: simd: true was requested but this engine does not support WebAssembly SIMD128; ' +
+          "use simd: 'auto' or simd: false",
+        { code: 'ERR_SIMD_UNSUPPORTED', argument: 'simd' },
+      );
+    }
+    return 'wasm-simd128';
+  }
+  if (simd === false) return 'wasm-scalar';
+  throw new AttnkitError(`load: simd must be 'auto', true or false, got ${describe(simd)}`, {
+    code: 'ERR_INVALID_ARGUMENT',
+    argument: 'simd',
+  });
+}
+
+const pending = new Map();
+
+/**
+ * Loads the wasm module once per configuration (concurrent calls share one load).
+ * @param {{simd?: 'auto'|boolean, wasmUrl?: string|URL|{[backend: string]: string|URL},
+ *          wasmBinary?: ArrayBuffer|Uint8Array}} [options]
+ */
+export function load(options = {}) {
+  const { simd = 'auto', wasmUrl, wasmBinary } = options;
+  let backend;
+  try {
+    backend = pickBackend(simd);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  const explicitUrl =
+    wasmUrl && typeof wasmUrl === 'object' && !(wasmUrl instanceof URL) ? wasmUrl[backend] : wasmUrl;
+  const key = wasmBinary ? null : `${backend}|${explicitUrl ?? ''}`;
+  if (key && pending.has(key)) return pending.get(key);
+  const promise = instantiate(backend, explicitUrl, wasmBinary);
+  if (key) {
+    pending.set(key, promise);
+    promise.catch(() => pending.delete(key)); // a failed load may be retried
+  }
+  return promise;
+}
+
+async function instantiate(backend, explicitUrl, wasmBinary) {
+  const build = BUILDS[backend];
+  let url;
+  try {
+    url = explicitUrl
+      ? new URL(String(explicitUrl), typeof location === 'object' ? location.href : import.meta.url)
+      : build.wasm();
+  } catch (e) {
+    throw new AttnkitError(`load: wasmUrl ${describe(explicitUrl)} is not a valid URL (${e.message})`, {
+      code: 'ERR_INVALID_ARGUMENT',
+      argument: 'wasmUrl',
+    });
+  }
+  let bytes = wasmBinary;
+  if (!bytes) {
+    try {
+      bytes = await readBytes(url);
+    } catch (e) {
+      throw new AttnkitError(`load: could not read the ${backend} build from ${url.href}: ${e.message}`, {
+        code: 'ERR_LOAD',
+      });
+    }
+  }
+  try {
+    const { default: factory } = await build.glue();
+    const module = await factory({ wasmBinary: bytes, print: () => {}, printErr: () => {} });
+    return new Attnkit(module, backend);
+  } catch (e) {
+    const where = wasmBinary ? 'the given wasmBinary' : url.href;
+    throw new AttnkitError(`load: could not instantiate the ${backend} build from ${where}: ${e?.message ?? e}`, {
+      code: 'ERR_LOAD',
+    });
+  }
+}
+
+function describe(v) {
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'bigint') return `${v}n`;
+  if (v === null || v === undefined || typeof v !== 'object') return String(v);
+  return v.constructor?.name ?? 'object';
+}
+
+// Type checks only JavaScript can make; values and ranges are checked in C++.
+function num(fn, name, v) {
+  if (typeof v !== 'number') {
+    throw new AttnkitError(`${fn}: ${name} must be a number, got ${typeof v} ${describe(v)}`, {
+      code: 'ERR_INVALID_ARGUMENT',
+      argument: name,
+    });
+  }
+  return v;
+}
+
+function oneOf(fn, name, v, options) {
+  const i = options.indexOf(v);
+  if (i < 0) {
+    throw new AttnkitError(
+      `${fn}: ${name} must be one of ${options.map((o) => `'${o}'`).join(', ')}, got ${describe(v)}`,
+      { code: 'ERR_INVALID_ARGUMENT', argument: name },
+    );
+  }
+  return i;
+}
+
+/** A loaded attnkit module. Everything it returns is plain JavaScript memory. */
+export class Attnkit {
+  constructor(module, backend) {
+    this._m = module;
+    /** 'wasm-simd128' | 'wasm-scalar' */
+    this.backend = backend;
+    this._slot = module._malloc(8); // [data offset, count] written by every `_name` call
+  }
+
+  // Runs a raw function with the result slot; throws AttnkitError on a non-zero status.
+  _call(fn, name, ...args) {
+    const status = this._m[name](this._slot, ...args);
+    if (status !== 0) {
+      throw new AttnkitError(`${fn}: ${this._m._lastErrorMessage()}`, {
+        code: this._m._codeName(status),
+        argument: this._m._lastErrorArgument(),
+      });
+    }
+    const at = this._slot >>> 2;
+    const ptr = this._m.HEAPU32[at];
+    const count = this._m.HEAPU32[at + 1];
+    try {
+      return this._m.HEAPF32.slice(ptr >>> 2, (ptr >>> 2) + count);
+    } finally {
+      if (ptr) this._m._free(ptr);
+    }
+  }
+
+  /** Bytes of wasm heap that are in use by malloc right now (for leak checks). */
+  mallocInUse() {
+    return this._m._mallocInUse();
+  }
+
+  /** Size of the wasm linear memory in bytes. */
+  heapSize() {
+    return this._m.HEAPU8.length;
+  }
+
+  /**
+   * Sinusoidal positional encoding table [length, dim] (Vaswani et al.; PyTorch's float32 formula).
+   * layout 'interleaved': sin on even, cos on odd columns; 'split': all sines, then all cosines.
+   */
+  sinusoidalPositionalEncoding(length, dim, { base = 10000, layout = 'interleaved', offset = 0 } = {}) {
+    const fn = 'sinusoidalPositionalEncoding';
+    const data = this._call(
+      fn,
+      '_sinusoidal',
+      num(fn, 'length', length),
+      num(fn, 'dim', dim),
+      num(fn, 'base', base),
+      num(fn, 'offset', offset),
+      oneOf(fn, 'layout', layout, ['interleaved', 'split']),
+    );
+    return new Tensor('float32', data, [length, dim]);
+  }
+}
