@@ -191,8 +191,16 @@ export class Attnkit {
     this._slot = module._malloc(8); // [data offset, count] written by every `_name` call
   }
 
-  // Runs a raw function with the result slot; throws AttnkitError on a non-zero status.
-  _call(fn, name, ...args) {
+  // Runs a raw function with the result slot and returns its float32 result: copied into `out`
+  // when given (a Float32Array of exactly the result's length, written only on success), else into
+  // a new Float32Array. Throws AttnkitError on a non-zero status. Frees the wasm result always.
+  _call(fn, name, args, out) {
+    if (out !== undefined && !(out instanceof Float32Array)) {
+      throw new AttnkitError(`${fn}: out must be a Float32Array, got ${describe(out)}`, {
+        code: 'ERR_INVALID_ARGUMENT',
+        argument: 'out',
+      });
+    }
     const status = this._m[name](this._slot, ...args);
     if (status !== 0) {
       throw new AttnkitError(`${fn}: ${this._m._lastErrorMessage()}`, {
@@ -204,7 +212,17 @@ export class Attnkit {
     const ptr = this._m.HEAPU32[at];
     const count = this._m.HEAPU32[at + 1];
     try {
-      return this._m.HEAPF32.slice(ptr >>> 2, (ptr >>> 2) + count);
+      if (out !== undefined && out.length !== count) {
+        throw new AttnkitError(`${fn}: out must have length ${count}, got ${out.length}`, {
+          code: 'ERR_SHAPE_MISMATCH',
+          argument: 'out',
+        });
+      }
+      // A fresh view each time: memory growth detaches old ones.
+      const result = this._m.HEAPF32.subarray(ptr >>> 2, (ptr >>> 2) + count);
+      if (out === undefined) return result.slice();
+      out.set(result);
+      return out;
     } finally {
       if (ptr) this._m._free(ptr);
     }
@@ -223,18 +241,18 @@ export class Attnkit {
   /**
    * Sinusoidal positional encoding table [length, dim] (Vaswani et al.; PyTorch's float32 formula).
    * layout 'interleaved': sin on even, cos on odd columns; 'split': all sines, then all cosines.
+   * `out`: an optional Float32Array(length * dim) to fill instead of allocating a new one.
    */
-  sinusoidalPositionalEncoding(length, dim, { base = 10000, layout = 'interleaved', offset = 0 } = {}) {
+  sinusoidalPositionalEncoding(length, dim, { base = 10000, layout = 'interleaved', offset = 0, out } = {}) {
     const fn = 'sinusoidalPositionalEncoding';
-    const data = this._call(
-      fn,
-      '_sinusoidal',
+    const args = [
       num(fn, 'length', length),
       num(fn, 'dim', dim),
       num(fn, 'base', base),
       num(fn, 'offset', offset),
       oneOf(fn, 'layout', layout, ['interleaved', 'split']),
-    );
+    ];
+    const data = this._call(fn, '_sinusoidal', args, out);
     return new Tensor('float32', data, [length, dim]);
   }
 }

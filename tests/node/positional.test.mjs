@@ -86,3 +86,21 @@ test('SIMD and scalar builds agree on awkward sizes', () => {
     }
   }
 });
+
+test('out: fills the given array; a wrong one is rejected and left untouched', () => {
+  for (const ak of [simd, scalar]) {
+    const out = new Float32Array(12);
+    const t = ak.sinusoidalPositionalEncoding(3, 4, { out });
+    assert.equal(t.data, out);
+    assert.deepEqual(out, ak.sinusoidalPositionalEncoding(3, 4).data);
+    const wrong = new Float32Array(10).fill(7);
+    assert.throws(() => ak.sinusoidalPositionalEncoding(3, 4, { out: wrong }),
+      (e) => e.code === 'ERR_SHAPE_MISMATCH' && e.argument === 'out' && /length 12, got 10/.test(e.message));
+    assert.ok(wrong.every((v) => v === 7));
+    assert.throws(() => ak.sinusoidalPositionalEncoding(3, 4, { out: new Float64Array(12) }),
+      (e) => e.code === 'ERR_INVALID_ARGUMENT' && /out must be a Float32Array, got Float64Array/.test(e.message));
+    const before = ak.mallocInUse();
+    assert.throws(() => ak.sinusoidalPositionalEncoding(3, 4, { out: wrong }));
+    assert.equal(ak.mallocInUse(), before);
+  }
+});

@@ -1,0 +1,77 @@
+// `npm run bench [-- section ...]`: attnkit against its peers, measured in the same run.
+// Sections: load, positional (default: all). Prints markdown tables; writes bench/results/last.json.
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import os from 'node:os';
+import { load } from '../web/attnkit.js';
+import { ROOT, fresh, fmt, interleaved, stats, table } from './lib.mjs';
+
+const results = { machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version, v8: process.versions.v8 } };
+const sections = process.argv.slice(2);
+const want = (s) => sections.length === 0 || sections.includes(s);
+
+console.log(`# attnkit benchmark — ${results.machine.cpu}, ${results.machine.cores} cores, Node ${process.version}, single thread`);
+
+if (want('load')) {
+  const files = [
+    ['attnkit-simd', path.join(ROOT, 'web/dist/attnkit-simd.wasm'), path.join(ROOT, 'web/dist/attnkit-simd.mjs')],
+    ['attnkit-scalar', path.join(ROOT, 'web/dist/attnkit-scalar.wasm'), path.join(ROOT, 'web/dist/attnkit-scalar.mjs')],
+    ['tfjs', path.join(ROOT, 'node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm'), null],
+    ['ort', path.join(ROOT, 'node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm'), null],
+  ];
+  const N = 7;
+  const rows = [];
+  results.load = {};
+  for (const [name, wasm, glue] of files) {
+    const bytes = fs.readFileSync(wasm);
+    const brotli = zlib.brotliCompressSync(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
+    const runs = fresh('bench/cold_load.mjs', [name], N);
+    const total = stats(runs.map((r) => r.totalMs));
+    const init = stats(runs.map((r) => r.initMs));
+    results.load[name] = { wasmBytes: bytes.length, brotliBytes: brotli, glueBytes: glue ? fs.statSync(glue).size : null, total, init };
+    rows.push([name, bytes.length.toLocaleString('en'), brotli.toLocaleString('en'), fmt(init.median), fmt(total.min), fmt(total.median)]);
+  }
+  table(`Load: .wasm size and cold start in a fresh Node process (median of ${N})`,
+    ['build', '.wasm bytes', 'brotli -11', 'instantiate ms', 'cold total ms min', 'cold total ms median'], rows);
+  const ours = results.load['attnkit-simd'];
+  console.log(`\nattnkit-simd: ${(ours.wasmBytes / 1024).toFixed(1)} KB (target <= 200 KB), ready + first op in ` +
+    `${fmt(ours.total.median)} ms (target <= 15 ms); tfjs-wasm ${fmt(results.load.tfjs.total.median / ours.total.median, 1)}x ` +
+    `and onnxruntime-web ${fmt(results.load.ort.total.median / ours.total.median, 1)}x longer to start.`);
+}
+
+if (want('positional')) {
+  const [simd, scalar] = [await load({ simd: true }), await load({ simd: false })];
+  const L = 8192, D = 1024;
+  // Plain JavaScript, the same float32 formula (Math.sin in double, stored as float32).
+  // Every implementation writes into a reused output: a fresh 32 MiB array costs ~80 ms of
+  // first-touch page faults on this VM, which would swamp the arithmetic being compared.
+  const out = new Float32Array(L * D);
+  const js = new Float32Array(L * D);
+  const freq = new Float32Array(D / 2);
+  const step = Math.fround(-Math.log(10000) / D);
+  for (let k = 0; k < D / 2; k++) freq[k] = Math.fround(Math.exp(Math.fround(2 * k * step)));
+  const plainJs = () => {
+    for (let p = 0; p < L; p++) {
+      for (let k = 0; k < D / 2; k++) {
+        const a = Math.fround(p * freq[k]);
+        js[p * D + 2 * k] = Math.sin(a);
+        js[p * D + 2 * k + 1] = Math.cos(a);
+      }
+    }
+  };
+  const r = await interleaved({
+    'attnkit wasm-simd128': () => simd.sinusoidalPositionalEncoding(L, D, { out }),
+    'attnkit wasm-scalar': () => scalar.sinusoidalPositionalEncoding(L, D, { out }),
+    'plain JavaScript': plainJs,
+  }, { rounds: 9 });
+  results.positional = { L, D, ...r };
+  const base = r['attnkit wasm-simd128'].median;
+  table(`Sinusoidal table ${L} x ${D} (${((L * D * 4) / 2 ** 20).toFixed(0)} MiB float32, into a reused output array, including the copy out of wasm)`,
+    ['implementation', 'cold ms', 'warm ms min', 'warm ms median', 'vs SIMD'],
+    Object.entries(r).map(([k, v]) => [k, fmt(v.cold), fmt(v.min), fmt(v.median), `${fmt(v.median / base)}x`]));
+  console.log(`\nSIMD build is ${fmt(r['attnkit wasm-scalar'].median / base)}x faster than the scalar build on this table.`);
+}
+
+fs.mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
+fs.writeFileSync(path.join(ROOT, 'bench/results/last.json'), JSON.stringify(results, null, 1));

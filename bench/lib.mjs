@@ -1,0 +1,73 @@
+// Timing helpers for `npm run bench`. Warm figures are medians after warm-up calls (V8 tiers wasm
+// up between calls); the first, cold call is reported separately where it matters.
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const now = () => performance.now();
+
+export function stats(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  return { n, min: s[0], median: n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2, max: s[n - 1] };
+}
+
+/** Times fn: first call (cold) alone, then `warm` calls, then up to `reps` timed calls within budgetMs. */
+export async function time(fn, { warm = 3, reps = 15, minReps = 5, budgetMs = 4000 } = {}) {
+  const t0 = now();
+  await fn();
+  const cold = now() - t0;
+  for (let i = 0; i < warm; i++) await fn();
+  const t = [];
+  const start = now();
+  while (t.length < reps && (t.length < minReps || now() - start < budgetMs)) {
+    const a = now();
+    await fn();
+    t.push(now() - a);
+  }
+  return { cold, ...stats(t) };
+}
+
+/** Runs implementations round by round (each round times each once), so ratios are fair. */
+export async function interleaved(impls, { warm = 3, rounds = 15, budgetMs = 8000 } = {}) {
+  const res = {};
+  for (const [name, fn] of Object.entries(impls)) {
+    const t0 = now();
+    await fn();
+    res[name] = { cold: now() - t0, t: [] };
+    for (let i = 0; i < warm; i++) await fn();
+  }
+  const start = now();
+  for (let r = 0; r < rounds && (r < 5 || now() - start < budgetMs); r++) {
+    for (const [name, fn] of Object.entries(impls)) {
+      const a = now();
+      await fn();
+      res[name].t.push(now() - a);
+    }
+  }
+  for (const name of Object.keys(res)) res[name] = { cold: res[name].cold, ...stats(res[name].t) };
+  return res;
+}
+
+/** Runs a script in a fresh Node process `n` times; each prints one JSON line. */
+export function fresh(script, args, n) {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const txt = execFileSync(process.execPath, [path.join(ROOT, script), ...args], { cwd: ROOT }).toString();
+    out.push(JSON.parse(txt.trim().split('\n').pop()));
+  }
+  return out;
+}
+
+export const fmt = (x, d = 2) => (x == null || Number.isNaN(x) ? '-' : Number(x).toFixed(d));
+
+export function table(title, header, rows) {
+  const cells = [header, ...rows].map((r) => r.map(String));
+  const w = header.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
+  console.log(`\n## ${title}\n`);
+  for (const [k, r] of cells.entries()) {
+    console.log(`| ${r.map((c, i) => c.padEnd(w[i])).join(' | ')} |`);
+    if (k === 0) console.log(`|${w.map((n) => '-'.repeat(n + 2)).join('|')}|`);
+  }
+}

