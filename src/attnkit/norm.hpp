@@ -1,0 +1,38 @@
+// Normalisation over the last dimension.
+#pragma once
+
+#include <cstddef>
+
+#include "attnkit/status.hpp"
+
+namespace attnkit {
+
+// LayerNorm (torch.nn.LayerNorm over the last dim, elementwise affine).
+//   x, out: float32 [rows, dim] (out may alias x); gamma, beta: [dim] (nullptr = 1 and 0).
+//   out[r][i] = (x[r][i] - mean_r) / sqrt(var_r + eps) * gamma[i] + beta[i], with the biased
+//   variance var_r = mean((x[r] - mean_r)^2), computed in two passes so a large common offset in
+//   a row does not cancel the variance away (the one-pass E[x^2] - E[x]^2 would).
+Status layer_norm(float* out, const float* x, std::size_t rows, int dim, const float* gamma,
+                  const float* beta, double eps);
+
+// RMSNorm (Zhang & Sennrich 2019; Hugging Face LlamaRMSNorm / T5LayerNorm).
+//   out[r][i] = x[r][i] / sqrt(mean(x[r]^2) + eps) * weight[i]   (weight nullptr = 1)
+Status rms_norm(float* out, const float* x, std::size_t rows, int dim, const float* weight,
+                double eps);
+
+// Shared argument checks (also used by the fused embedding module).
+Status check_norm(const char* fn, double rows, double dim, double eps);
+
+namespace ref {
+void layer_norm(float* out, const float* x, std::size_t rows, int dim, const float* gamma,
+                const float* beta, float eps);
+void rms_norm(float* out, const float* x, std::size_t rows, int dim, const float* weight, float eps);
+}  // namespace ref
+
+namespace simd {
+void layer_norm(float* out, const float* x, std::size_t rows, int dim, const float* gamma,
+                const float* beta, float eps);
+void rms_norm(float* out, const float* x, std::size_t rows, int dim, const float* weight, float eps);
+}  // namespace simd
+
+}  // namespace attnkit

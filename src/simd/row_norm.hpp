@@ -1,0 +1,92 @@
+// Row kernels for LayerNorm and RMSNorm over one contiguous row of `dim` floats, shared by the
+// standalone norms and the fused embedding pass (which normalises each row while it is in cache).
+// Reductions keep four vector accumulators (the adds of one do not wait on the others), then a
+// scalar tail; the affine pass is a vector body with a scalar tail.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+
+#include <xsimd/xsimd.hpp>
+
+namespace attnkit::simd {
+
+template <class Arch>
+struct row_sum {
+  // sum of (x[i] - shift) and of (x[i] - shift)^2 in one sweep.
+  void operator()(Arch, const float* x, int dim, float shift, float& sum, float& sumsq) const {
+    using bf = xsimd::batch<float, Arch>;
+    constexpr int N = static_cast<int>(bf::size);
+    const bf c(shift);
+    bf s0(0.f), s1(0.f), s2(0.f), s3(0.f), q0(0.f), q1(0.f), q2(0.f), q3(0.f);
+    int i = 0;
+    for (; i + 4 * N <= dim; i += 4 * N) {
+      const bf a = bf::load_unaligned(x + i) - c, b = bf::load_unaligned(x + i + N) - c;
+      const bf e = bf::load_unaligned(x + i + 2 * N) - c, f = bf::load_unaligned(x + i + 3 * N) - c;
+      s0 += a; s1 += b; s2 += e; s3 += f;
+      q0 = xsimd::fma(a, a, q0); q1 = xsimd::fma(b, b, q1);
+      q2 = xsimd::fma(e, e, q2); q3 = xsimd::fma(f, f, q3);
+    }
+    for (; i + N <= dim; i += N) {
+      const bf a = bf::load_unaligned(x + i) - c;
+      s0 += a;
+      q0 = xsimd::fma(a, a, q0);
+    }
+    sum = xsimd::hadd((s0 + s1) + (s2 + s3));
+    sumsq = xsimd::hadd((q0 + q1) + (q2 + q3));
+    for (; i < dim; ++i) {
+      const float a = x[i] - shift;
+      sum += a;
+      sumsq += a * a;
+    }
+  }
+};
+
+template <class Arch>
+struct row_affine {
+  // y[i] = (x[i] - mean) * rstd * gamma[i] + beta[i]; gamma/beta may be null (1, 0).
+  void operator()(Arch, float* y, const float* x, int dim, float mean, float rstd, const float* gamma,
+                  const float* beta) const {
+    using bf = xsimd::batch<float, Arch>;
+    constexpr int N = static_cast<int>(bf::size);
+    const bf m(mean), r(rstd);
+    int i = 0;
+    for (; i + N <= dim; i += N) {
+      bf v = (bf::load_unaligned(x + i) - m) * r;
+      if (gamma) v *= bf::load_unaligned(gamma + i);
+      if (beta) v += bf::load_unaligned(beta + i);
+      v.store_unaligned(y + i);
+    }
+    for (; i < dim; ++i) {
+      float v = (x[i] - mean) * rstd;
+      if (gamma) v *= gamma[i];
+      if (beta) v += beta[i];
+      y[i] = v;
+    }
+  }
+};
+
+// LayerNorm of one row in two passes over the (cache-resident) row: the mean, then squared
+// deviations from it. Robust to large offsets and to outliers, unlike E[x^2] - E[x]^2.
+template <class Arch>
+inline void layer_norm_row(float* y, const float* x, int dim, const float* gamma, const float* beta,
+                           float eps) {
+  float sum, sumsq;
+  row_sum<Arch>{}(Arch{}, x, dim, 0.0f, sum, sumsq);
+  const float mean = sum / dim;
+  row_sum<Arch>{}(Arch{}, x, dim, mean, sum, sumsq);
+  const float d = sum / dim;  // ~0: the rounding left in the mean, corrected for exactly
+  const float var = std::max(sumsq / dim - d * d, 0.0f);
+  const float rstd = 1.0f / std::sqrt(var + eps);
+  row_affine<Arch>{}(Arch{}, y, x, dim, mean + d, rstd, gamma, beta);
+}
+
+template <class Arch>
+inline void rms_norm_row(float* y, const float* x, int dim, const float* weight, float eps) {
+  float sum, sumsq;
+  row_sum<Arch>{}(Arch{}, x, dim, 0.0f, sum, sumsq);
+  const float rrms = 1.0f / std::sqrt(sumsq / dim + eps);
+  row_affine<Arch>{}(Arch{}, y, x, dim, 0.0f, rrms, weight, nullptr);
+}
+
+}  // namespace attnkit::simd
