@@ -9,10 +9,13 @@
 #include <emscripten/bind.h>
 #include <malloc.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
+#include "attnkit/embedding.hpp"
+#include "attnkit/norm.hpp"
 #include "attnkit/positional.hpp"
 #include "attnkit/status.hpp"
 
@@ -32,13 +35,16 @@ struct ResultSlot {
   uint32_t count;
 };
 
-// Allocates `count` floats for a result; reports out_of_memory instead of aborting.
-float* alloc_result(uintptr_t slot, std::size_t count, Status& status) {
+// Allocates `count` 4-byte elements (float or int32) for a result; reports out_of_memory
+// instead of aborting.
+template <class T = float>
+T* alloc_result(uintptr_t slot, std::size_t count, Status& status) {
+  static_assert(sizeof(T) == 4, "results are 4-byte elements");
   auto* r = reinterpret_cast<ResultSlot*>(slot);
   r->data = 0;
   r->count = static_cast<uint32_t>(count);
   if (count == 0) return nullptr;
-  auto* p = static_cast<float*>(std::malloc(count * sizeof(float)));
+  auto* p = static_cast<T*>(std::malloc(count * sizeof(T)));
   if (!p) {
     status = Status::error(Code::out_of_memory, "result",
                            "could not allocate " + std::to_string(count * sizeof(float)) +
@@ -48,18 +54,103 @@ float* alloc_result(uintptr_t slot, std::size_t count, Status& status) {
   return p;
 }
 
+// Runs `op(out)` on a freshly allocated result of `count` elements; frees it again on failure.
+template <class T = float, class Op>
+int with_result(uintptr_t slot, std::size_t count, Op op) {
+  Status s;
+  T* out = alloc_result<T>(slot, count, s);
+  if (!s.ok()) return fail(std::move(s));
+  s = op(out);
+  if (!s.ok()) {
+    std::free(out);
+    reinterpret_cast<ResultSlot*>(slot)->data = 0;
+    return fail(std::move(s));
+  }
+  return 0;
+}
+
+Status check_length(const char* what, double actual, double expected, const char* expected_text) {
+  if (actual != expected) {
+    return Status::error(Code::shape_mismatch, what,
+                         std::string(what) + " has " + show_number(actual) + " elements, expected " +
+                             expected_text + " = " + show_number(expected));
+  }
+  return Status::success();
+}
+
+template <class T>
+const T* in(uintptr_t p) { return reinterpret_cast<const T*>(p); }
+
 int sinusoidal(uintptr_t slot, double length, double dim, double base, double offset, int layout) {
   const SinusoidalParams p{length, dim, base, offset, static_cast<SinusoidalLayout>(layout)};
   Status s = check_sinusoidal(p);
   if (!s.ok()) return fail(std::move(s));
-  float* out = alloc_result(slot, sinusoidal_size(p), s);
+  return with_result(slot, sinusoidal_size(p), [&](float* out) { return sinusoidal_positional_encoding(out, p); });
+}
+
+int one_hot_raw(uintptr_t slot, uintptr_t ids, double n, double depth) {
+  Status s = check_integer("depth", depth, 1, 1 << 24);
+  if (s.ok()) s = check_output_size("ids.length * depth", n * depth);
   if (!s.ok()) return fail(std::move(s));
-  s = sinusoidal_positional_encoding(out, p);
-  if (!s.ok()) {
-    std::free(out);
-    return fail(std::move(s));
+  return with_result(slot, static_cast<std::size_t>(n * depth), [&](float* out) {
+    return one_hot(out, in<int32_t>(ids), static_cast<std::size_t>(n), static_cast<int>(depth));
+  });
+}
+
+// table is read-write: max-norm renormalises rows of it in place, as PyTorch does.
+int embedding_raw(uintptr_t slot, uintptr_t ids, double n, uintptr_t table, double table_length, double vocab,
+                  double dim, double scale, double max_norm, double norm_type) {
+  Status s = check_integer("vocabSize", vocab, 1, 1 << 28);
+  if (s.ok()) s = check_integer("dim", dim, 1, 1 << 20);
+  if (s.ok()) s = check_length("table", table_length, vocab * dim, "vocabSize * dim");
+  if (s.ok()) s = check_output_size("ids.length * dim", n * dim);
+  if (s.ok()) s = check_ids("ids", in<int32_t>(ids), static_cast<std::size_t>(n), static_cast<int64_t>(vocab));
+  if (s.ok() && !std::isnan(max_norm)) {
+    s = embedding_renorm(reinterpret_cast<float*>(table), static_cast<int>(vocab), static_cast<int>(dim),
+                         in<int32_t>(ids), static_cast<std::size_t>(n), max_norm, norm_type);
   }
-  return 0;
+  if (!s.ok()) return fail(std::move(s));
+  return with_result(slot, static_cast<std::size_t>(n * dim), [&](float* out) {
+    return embedding(out, in<int32_t>(ids), static_cast<std::size_t>(n), in<float>(table),
+                     static_cast<int>(vocab), static_cast<int>(dim), static_cast<float>(scale));
+  });
+}
+
+// kind 0 = LayerNorm (gamma, beta), 1 = RMSNorm (gamma = weight). Pointers 0 = not given.
+int norm_raw(uintptr_t slot, int kind, uintptr_t x, double n, double dim, uintptr_t gamma, double gamma_length,
+             uintptr_t beta, double beta_length, double eps) {
+  Status s = check_integer("dim", dim, 1, 1 << 20);
+  if (s.ok() && std::fmod(n, dim) != 0) {
+    s = Status::error(Code::shape_mismatch, "x", "x has " + show_number(n) +
+                      " elements, not a multiple of dim = " + show_number(dim));
+  }
+  if (s.ok()) s = check_norm(kind ? "rmsNorm" : "layerNorm", n / dim, dim, eps);
+  if (s.ok() && gamma) s = check_length(kind ? "weight" : "gamma", gamma_length, dim, "dim");
+  if (s.ok() && beta) s = check_length("beta", beta_length, dim, "dim");
+  if (!s.ok()) return fail(std::move(s));
+  const std::size_t rows = static_cast<std::size_t>(n / dim);
+  return with_result(slot, static_cast<std::size_t>(n), [&](float* out) {
+    return kind ? rms_norm(out, in<float>(x), rows, static_cast<int>(dim), in<float>(gamma), eps)
+                : layer_norm(out, in<float>(x), rows, static_cast<int>(dim), in<float>(gamma), in<float>(beta), eps);
+  });
+}
+
+// kind 0 = arange, 1 = from attention mask [batch, past + length], 2 = RoBERTa from ids [batch, length].
+int position_ids_raw(uintptr_t slot, int kind, double batch, double length, double past, uintptr_t src,
+                     double src_length, double padding_idx) {
+  Status s = check_integer("batch", batch, 0, 1 << 24);
+  if (s.ok()) s = check_integer("length", length, 0, 1 << 24);
+  if (s.ok()) s = check_integer("pastLength", past, 0, 1 << 24);
+  if (s.ok() && kind == 1) s = check_length("attentionMask", src_length, batch * (past + length), "batch * (pastLength + length)");
+  if (s.ok() && kind == 2) s = check_length("inputIds", src_length, batch * length, "batch * length");
+  if (s.ok() && kind == 2) s = check_integer("paddingIdx", padding_idx, 0, 2147483647.0);
+  if (!s.ok()) return fail(std::move(s));
+  const int b = static_cast<int>(batch), l = static_cast<int>(length), p = static_cast<int>(past);
+  return with_result<int32_t>(slot, static_cast<std::size_t>(batch * length), [&](int32_t* out) {
+    if (kind == 1) return position_ids_from_mask(out, in<int32_t>(src), b, l, p);
+    if (kind == 2) return position_ids_from_ids(out, in<int32_t>(src), b, l, static_cast<int>(padding_idx), p);
+    return position_ids_arange(out, b, l, p);
+  });
 }
 
 std::string last_error_message() { return g_last_error.message; }
@@ -81,6 +172,10 @@ bool has_simd() {
 
 EMSCRIPTEN_BINDINGS(attnkit) {
   emscripten::function("_sinusoidal", &sinusoidal);
+  emscripten::function("_oneHot", &one_hot_raw);
+  emscripten::function("_embedding", &embedding_raw);
+  emscripten::function("_norm", &norm_raw);
+  emscripten::function("_positionIds", &position_ids_raw);
   emscripten::function("_lastErrorMessage", &last_error_message);
   emscripten::function("_lastErrorArgument", &last_error_argument);
   emscripten::function("_codeName", &code_name_of);

@@ -182,6 +182,65 @@ function oneOf(fn, name, v, options) {
   return i;
 }
 
+// Token ids: an Int32Array, an Array of integers, or an int32 Tensor. Returns { data, dims }.
+function idsInput(fn, name, v) {
+  if (v instanceof Tensor || (v && typeof v === 'object' && 'data' in v && 'dims' in v)) {
+    if (!(v.data instanceof Int32Array)) {
+      throw new AttnkitError(`${fn}: ${name} must hold int32 data, got ${describe(v.data)}`, {
+        code: 'ERR_INVALID_ARGUMENT',
+        argument: name,
+      });
+    }
+    checkDims(fn, name, v.dims, v.data.length);
+    return { data: v.data, dims: [...v.dims] };
+  }
+  if (v instanceof Int32Array) return { data: v, dims: [v.length] };
+  if (Array.isArray(v)) {
+    const data = new Int32Array(v.length);
+    for (let i = 0; i < v.length; i++) {
+      if (!Number.isInteger(v[i]) || v[i] < -2147483648 || v[i] > 2147483647) {
+        throw new AttnkitError(`${fn}: ${name}[${i}] must be an int32 integer, got ${describe(v[i])}`, {
+          code: 'ERR_INVALID_ARGUMENT',
+          argument: `${name}[${i}]`,
+        });
+      }
+      data[i] = v[i];
+    }
+    return { data, dims: [v.length] };
+  }
+  throw new AttnkitError(
+    `${fn}: ${name} must be an Int32Array, an array of integers or an int32 Tensor, got ${describe(v)}`,
+    { code: 'ERR_INVALID_ARGUMENT', argument: name },
+  );
+}
+
+// float32 input: a Float32Array (1-D) or a float32 Tensor. Returns { data, dims }.
+function floatInput(fn, name, v) {
+  if (v instanceof Float32Array) return { data: v, dims: [v.length] };
+  if (v && typeof v === 'object' && v.data instanceof Float32Array && Array.isArray(v.dims)) {
+    checkDims(fn, name, v.dims, v.data.length);
+    return { data: v.data, dims: [...v.dims] };
+  }
+  const got = v && typeof v === 'object' && 'data' in v ? `a tensor of ${describe(v.data)}` : describe(v);
+  throw new AttnkitError(`${fn}: ${name} must be a Float32Array or a float32 Tensor, got ${got}`, {
+    code: 'ERR_INVALID_ARGUMENT',
+    argument: name,
+  });
+}
+
+function checkDims(fn, name, dims, length) {
+  const ok = Array.isArray(dims) && dims.every((d) => Number.isInteger(d) && d >= 0);
+  const n = ok ? dims.reduce((a, b) => a * b, 1) : NaN;
+  if (n !== length) {
+    throw new AttnkitError(
+      `${fn}: ${name}.dims ${JSON.stringify(dims)} describe ${n} elements but ${name}.data has ${length}`,
+      { code: 'ERR_SHAPE_MISMATCH', argument: `${name}.dims` },
+    );
+  }
+}
+
+const optionalNumber = (fn, name, v, dflt) => (v === undefined ? dflt : num(fn, name, v));
+
 /** A loaded attnkit module. Everything it returns is plain JavaScript memory. */
 export class Attnkit {
   constructor(module, backend) {
@@ -194,9 +253,9 @@ export class Attnkit {
   // Runs a raw function with the result slot and returns its float32 result: copied into `out`
   // when given (a Float32Array of exactly the result's length, written only on success), else into
   // a new Float32Array. Throws AttnkitError on a non-zero status. Frees the wasm result always.
-  _call(fn, name, args, out) {
-    if (out !== undefined && !(out instanceof Float32Array)) {
-      throw new AttnkitError(`${fn}: out must be a Float32Array, got ${describe(out)}`, {
+  _call(fn, name, args, out, Type = Float32Array) {
+    if (out !== undefined && !(out instanceof Type)) {
+      throw new AttnkitError(`${fn}: out must be a ${Type.name}, got ${describe(out)}`, {
         code: 'ERR_INVALID_ARGUMENT',
         argument: 'out',
       });
@@ -219,12 +278,38 @@ export class Attnkit {
         });
       }
       // A fresh view each time: memory growth detaches old ones.
-      const result = this._m.HEAPF32.subarray(ptr >>> 2, (ptr >>> 2) + count);
+      const heap = Type === Int32Array ? this._m.HEAP32 : this._m.HEAPF32;
+      const result = heap.subarray(ptr >>> 2, (ptr >>> 2) + count);
       if (out === undefined) return result.slice();
       out.set(result);
       return out;
     } finally {
       if (ptr) this._m._free(ptr);
+    }
+  }
+
+  // Copies typed arrays into fresh wasm allocations, runs body(offsets), frees them all.
+  // null/undefined entries become offset 0 ("not given").
+  _withInputs(arrays, body) {
+    const ptrs = [];
+    try {
+      for (const a of arrays) {
+        if (a == null) {
+          ptrs.push(0);
+          continue;
+        }
+        const p = this._m._malloc(Math.max(a.byteLength, 4));
+        if (!p) {
+          throw new AttnkitError(`could not allocate ${a.byteLength} bytes in the wasm heap for an input`, {
+            code: 'ERR_OUT_OF_MEMORY',
+          });
+        }
+        ptrs.push(p);
+        new Uint8Array(this._m.HEAPU8.buffer, p, a.byteLength).set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+      }
+      return body(ptrs);
+    } finally {
+      for (const p of ptrs) if (p) this._m._free(p);
     }
   }
 
@@ -254,5 +339,98 @@ export class Attnkit {
     ];
     const data = this._call(fn, '_sinusoidal', args, out);
     return new Tensor('float32', data, [length, dim]);
+  }
+
+  /** One-hot rows: ids [...] -> float32 [..., depth] (torch.nn.functional.one_hot, as float). */
+  oneHot(ids, depth, { out } = {}) {
+    const fn = 'oneHot';
+    const i = idsInput(fn, 'ids', ids);
+    const d = num(fn, 'depth', depth);
+    const data = this._withInputs([i.data], ([pi]) => this._call(fn, '_oneHot', [pi, i.data.length, d], out));
+    return new Tensor('float32', data, [...i.dims, d]);
+  }
+
+  /**
+   * Embedding lookup: ids [...] into table [vocab, dim] -> float32 [..., dim], times `scale`
+   * (true = sqrt(dim), as in the Annotated Transformer). maxNorm/normType renormalise the
+   * referenced rows of `table` in place first, as torch.nn.Embedding(max_norm=...) does.
+   */
+  embedding(ids, table, { scale = 1, maxNorm, normType = 2, out } = {}) {
+    const fn = 'embedding';
+    const i = idsInput(fn, 'ids', ids);
+    const t = floatInput(fn, 'table', table);
+    if (t.dims.length !== 2) {
+      throw new AttnkitError(`${fn}: table must have dims [vocabSize, dim], got ${JSON.stringify(t.dims)}`, {
+        code: 'ERR_SHAPE_MISMATCH',
+        argument: 'table.dims',
+      });
+    }
+    const [vocab, dim] = t.dims;
+    const s = scale === true ? Math.sqrt(dim) : scale === false ? 1 : num(fn, 'scale', scale);
+    const mn = optionalNumber(fn, 'maxNorm', maxNorm, NaN);
+    const nt = num(fn, 'normType', normType);
+    const data = this._withInputs([i.data, t.data], ([pi, pt]) => {
+      const r = this._call(fn, '_embedding', [pi, i.data.length, pt, t.data.length, vocab, dim, s, mn, nt], out);
+      if (maxNorm !== undefined) {
+        // the renormalised rows go back into the caller's table, as in PyTorch
+        t.data.set(this._m.HEAPF32.subarray(pt >>> 2, (pt >>> 2) + t.data.length));
+      }
+      return r;
+    });
+    return new Tensor('float32', data, [...i.dims, dim]);
+  }
+
+  /** LayerNorm over the last dim of x (torch.nn.LayerNorm): gamma/beta optional [dim]. */
+  layerNorm(x, { gamma, beta, eps = 1e-5, out } = {}) {
+    return this._norm('layerNorm', 0, x, gamma, beta, eps, out, 'gamma');
+  }
+
+  /** RMSNorm over the last dim of x (HF LlamaRMSNorm): x / sqrt(mean(x^2) + eps) * weight. */
+  rmsNorm(x, { weight, eps = 1e-6, out } = {}) {
+    return this._norm('rmsNorm', 1, x, weight, undefined, eps, out, 'weight');
+  }
+
+  _norm(fn, kind, x, gamma, beta, eps, out, gammaName) {
+    const xi = floatInput(fn, 'x', x);
+    const dim = xi.dims[xi.dims.length - 1] ?? 0;
+    const g = gamma === undefined ? null : floatInput(fn, gammaName, gamma).data;
+    const b = beta === undefined ? null : floatInput(fn, 'beta', beta).data;
+    const e = num(fn, 'eps', eps);
+    const data = this._withInputs([xi.data, g, b], ([px, pg, pb]) =>
+      this._call(fn, '_norm', [kind, px, xi.data.length, dim, pg, g?.length ?? 0, pb, b?.length ?? 0, e], out));
+    return new Tensor('float32', data, xi.dims);
+  }
+
+  /**
+   * Position ids, int32 [batch, length]:
+   * - default: pastLength + arange(length);
+   * - { attentionMask } ([batch, pastLength + length], 1 = token): cumsum(mask) - 1, 1 at padding
+   *   (Hugging Face generation with left padding);
+   * - { inputIds, paddingIdx } (RoBERTa): positions start at paddingIdx + 1, padding keeps paddingIdx.
+   */
+  positionIds(batch, length, { pastLength = 0, attentionMask, inputIds, paddingIdx } = {}) {
+    const fn = 'positionIds';
+    const b = num(fn, 'batch', batch);
+    const l = num(fn, 'length', length);
+    const p = num(fn, 'pastLength', pastLength);
+    let kind = 0;
+    let src = null;
+    if (attentionMask !== undefined && inputIds !== undefined) {
+      throw new AttnkitError(`${fn}: give attentionMask or inputIds, not both`, {
+        code: 'ERR_INVALID_ARGUMENT',
+        argument: 'attentionMask',
+      });
+    }
+    if (attentionMask !== undefined) {
+      kind = 1;
+      src = idsInput(fn, 'attentionMask', attentionMask).data;
+    } else if (inputIds !== undefined) {
+      kind = 2;
+      src = idsInput(fn, 'inputIds', inputIds).data;
+      num(fn, 'paddingIdx', paddingIdx);
+    }
+    const data = this._withInputs([src], ([ps]) =>
+      this._call(fn, '_positionIds', [kind, b, l, p, ps, src?.length ?? 0, paddingIdx ?? 0], undefined, Int32Array));
+    return new Tensor('int32', data, [b, l]);
   }
 }
