@@ -124,7 +124,7 @@ int norm_raw(uintptr_t slot, int kind, uintptr_t x, double n, double dim, uintpt
     s = Status::error(Code::shape_mismatch, "x", "x has " + show_number(n) +
                       " elements, not a multiple of dim = " + show_number(dim));
   }
-  if (s.ok()) s = check_norm(kind ? "rmsNorm" : "layerNorm", n / dim, dim, eps);
+  if (s.ok()) s = check_norm(n / dim, dim, eps);
   if (s.ok() && gamma) s = check_length(kind ? "weight" : "gamma", gamma_length, dim, "dim");
   if (s.ok() && beta) s = check_length("beta", beta_length, dim, "dim");
   if (!s.ok()) return fail(std::move(s));

@@ -35,8 +35,7 @@ void rms_norm(float* out, const float* x, std::size_t rows, int dim, const float
 }
 }  // namespace ref
 
-Status check_norm(const char* fn, double rows, double dim, double eps) {
-  (void)fn;
+Status check_norm(double rows, double dim, double eps) {
   Status s = check_integer("rows", rows, 0, kMaxOutputElements);
   if (!s.ok()) return s;
   s = check_integer("dim", dim, 1, 1 << 20);
@@ -49,7 +48,7 @@ Status check_norm(const char* fn, double rows, double dim, double eps) {
 
 Status layer_norm(float* out, const float* x, std::size_t rows, int dim, const float* gamma,
                   const float* beta, double eps) {
-  Status s = check_norm("layerNorm", static_cast<double>(rows), dim, eps);
+  Status s = check_norm(static_cast<double>(rows), dim, eps);
   if (!s.ok()) return s;
 #if ATTNKIT_HAVE_SIMD
   simd::layer_norm(out, x, rows, dim, gamma, beta, static_cast<float>(eps));
@@ -60,7 +59,7 @@ Status layer_norm(float* out, const float* x, std::size_t rows, int dim, const f
 }
 
 Status rms_norm(float* out, const float* x, std::size_t rows, int dim, const float* weight, double eps) {
-  Status s = check_norm("rmsNorm", static_cast<double>(rows), dim, eps);
+  Status s = check_norm(static_cast<double>(rows), dim, eps);
   if (!s.ok()) return s;
 #if ATTNKIT_HAVE_SIMD
   simd::rms_norm(out, x, rows, dim, weight, static_cast<float>(eps));

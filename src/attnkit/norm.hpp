@@ -21,7 +21,7 @@ Status rms_norm(float* out, const float* x, std::size_t rows, int dim, const flo
                 double eps);
 
 // Shared argument checks (also used by the fused embedding module).
-Status check_norm(const char* fn, double rows, double dim, double eps);
+Status check_norm(double rows, double dim, double eps);
 
 namespace ref {
 void layer_norm(float* out, const float* x, std::size_t rows, int dim, const float* gamma,
