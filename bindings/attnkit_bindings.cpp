@@ -89,8 +89,7 @@ int sinusoidal(uintptr_t slot, double length, double dim, double base, double of
 }
 
 int one_hot_raw(uintptr_t slot, uintptr_t ids, double n, double depth) {
-  Status s = check_integer("depth", depth, 1, 1 << 24);
-  if (s.ok()) s = check_output_size("ids.length * depth", n * depth);
+  Status s = check_one_hot(in<int32_t>(ids), static_cast<std::size_t>(n), depth);
   if (!s.ok()) return fail(std::move(s));
   return with_result(slot, static_cast<std::size_t>(n * depth), [&](float* out) {
     return one_hot(out, in<int32_t>(ids), static_cast<std::size_t>(n), static_cast<int>(depth));
@@ -100,11 +99,8 @@ int one_hot_raw(uintptr_t slot, uintptr_t ids, double n, double depth) {
 // table is read-write: max-norm renormalises rows of it in place, as PyTorch does.
 int embedding_raw(uintptr_t slot, uintptr_t ids, double n, uintptr_t table, double table_length, double vocab,
                   double dim, double scale, double max_norm, double norm_type) {
-  Status s = check_integer("vocabSize", vocab, 1, 1 << 28);
-  if (s.ok()) s = check_integer("dim", dim, 1, 1 << 20);
+  Status s = check_embedding(in<int32_t>(ids), static_cast<std::size_t>(n), vocab, dim, scale);
   if (s.ok()) s = check_length("table", table_length, vocab * dim, "vocabSize * dim");
-  if (s.ok()) s = check_output_size("ids.length * dim", n * dim);
-  if (s.ok()) s = check_ids("ids", in<int32_t>(ids), static_cast<std::size_t>(n), static_cast<int64_t>(vocab));
   if (s.ok() && !std::isnan(max_norm)) {
     s = embedding_renorm(reinterpret_cast<float*>(table), static_cast<int>(vocab), static_cast<int>(dim),
                          in<int32_t>(ids), static_cast<std::size_t>(n), max_norm, norm_type);
@@ -138,9 +134,7 @@ int norm_raw(uintptr_t slot, int kind, uintptr_t x, double n, double dim, uintpt
 // kind 0 = arange, 1 = from attention mask [batch, past + length], 2 = RoBERTa from ids [batch, length].
 int position_ids_raw(uintptr_t slot, int kind, double batch, double length, double past, uintptr_t src,
                      double src_length, double padding_idx) {
-  Status s = check_integer("batch", batch, 0, 1 << 24);
-  if (s.ok()) s = check_integer("length", length, 0, 1 << 24);
-  if (s.ok()) s = check_integer("pastLength", past, 0, 1 << 24);
+  Status s = check_position_ids(batch, length, past);
   if (s.ok() && kind == 1) s = check_length("attentionMask", src_length, batch * (past + length), "batch * (pastLength + length)");
   if (s.ok() && kind == 2) s = check_length("inputIds", src_length, batch * length, "batch * length");
   if (s.ok() && kind == 2) s = check_integer("paddingIdx", padding_idx, 0, 2147483647.0);

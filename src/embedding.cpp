@@ -32,12 +32,29 @@ void embedding(float* out, const int32_t* ids, std::size_t n, const float* table
 }
 }  // namespace ref
 
-Status one_hot(float* out, const int32_t* ids, std::size_t n, int depth) {
+Status check_one_hot(const int32_t* ids, std::size_t n, double depth) {
   Status s = check_integer("depth", depth, 1, 1 << 24);
   if (!s.ok()) return s;
   s = check_output_size("ids.length * depth", static_cast<double>(n) * depth);
   if (!s.ok()) return s;
-  s = check_ids("ids", ids, n, depth);
+  return check_ids("ids", ids, n, static_cast<int64_t>(depth));
+}
+
+Status check_embedding(const int32_t* ids, std::size_t n, double vocab, double dim, double scale) {
+  Status s = check_integer("vocabSize", vocab, 1, 1 << 28);
+  if (!s.ok()) return s;
+  s = check_integer("dim", dim, 1, 1 << 20);
+  if (!s.ok()) return s;
+  if (!std::isfinite(scale)) {
+    return Status::error(Code::invalid_argument, "scale", "scale must be finite, got " + show_number(scale));
+  }
+  s = check_output_size("ids.length * dim", static_cast<double>(n) * dim);
+  if (!s.ok()) return s;
+  return check_ids("ids", ids, n, static_cast<int64_t>(vocab));
+}
+
+Status one_hot(float* out, const int32_t* ids, std::size_t n, int depth) {
+  Status s = check_one_hot(ids, n, depth);
   if (!s.ok()) return s;
 #if ATTNKIT_HAVE_SIMD
   simd::one_hot(out, ids, n, depth);
@@ -49,16 +66,7 @@ Status one_hot(float* out, const int32_t* ids, std::size_t n, int depth) {
 
 Status embedding(float* out, const int32_t* ids, std::size_t n, const float* table, int vocab, int dim,
                  float scale) {
-  Status s = check_integer("vocabSize", vocab, 1, 1 << 28);
-  if (!s.ok()) return s;
-  s = check_integer("dim", dim, 1, 1 << 20);
-  if (!s.ok()) return s;
-  if (!std::isfinite(scale)) {
-    return Status::error(Code::invalid_argument, "scale", "scale must be finite, got " + show_number(scale));
-  }
-  s = check_output_size("ids.length * dim", static_cast<double>(n) * dim);
-  if (!s.ok()) return s;
-  s = check_ids("ids", ids, n, vocab);
+  Status s = check_embedding(ids, n, vocab, dim, scale);
   if (!s.ok()) return s;
 #if ATTNKIT_HAVE_SIMD
   simd::embedding(out, ids, n, table, dim, scale);
@@ -103,20 +111,18 @@ Status embedding_renorm(float* table, int vocab, int dim, const int32_t* ids, st
   return s;
 }
 
-namespace {
-Status check_batch_length(int batch, int length, int past) {
+Status check_position_ids(double batch, double length, double past) {
   Status s = check_integer("batch", batch, 0, 1 << 24);
   if (!s.ok()) return s;
   s = check_integer("length", length, 0, 1 << 24);
   if (!s.ok()) return s;
   s = check_integer("pastLength", past, 0, 1 << 24);
   if (!s.ok()) return s;
-  return check_output_size("batch * length", static_cast<double>(batch) * length);
+  return check_output_size("batch * length", batch * length);
 }
-}  // namespace
 
 Status position_ids_arange(int32_t* out, int batch, int length, int past) {
-  Status s = check_batch_length(batch, length, past);
+  Status s = check_position_ids(batch, length, past);
   if (!s.ok()) return s;
   for (int b = 0; b < batch; ++b)
     for (int t = 0; t < length; ++t) out[static_cast<std::size_t>(b) * length + t] = past + t;
@@ -124,7 +130,7 @@ Status position_ids_arange(int32_t* out, int batch, int length, int past) {
 }
 
 Status position_ids_from_mask(int32_t* out, const int32_t* mask, int batch, int length, int past) {
-  Status s = check_batch_length(batch, length, past);
+  Status s = check_position_ids(batch, length, past);
   if (!s.ok()) return s;
   const int total = past + length;
   for (std::size_t i = 0; i < static_cast<std::size_t>(batch) * total; ++i) {
@@ -146,7 +152,7 @@ Status position_ids_from_mask(int32_t* out, const int32_t* mask, int batch, int 
 
 Status position_ids_from_ids(int32_t* out, const int32_t* ids, int batch, int length, int padding_idx,
                              int past) {
-  Status s = check_batch_length(batch, length, past);
+  Status s = check_position_ids(batch, length, past);
   if (!s.ok()) return s;
   for (int b = 0; b < batch; ++b) {
     int32_t cum = 0;

@@ -11,6 +11,10 @@ namespace attnkit {
 // Checks every id is in [0, limit); names the first bad one as `what[index]`.
 Status check_ids(const char* what, const int32_t* ids, std::size_t n, int64_t limit);
 
+// Validation alone for one_hot / embedding (the bindings call these before allocating a result).
+Status check_one_hot(const int32_t* ids, std::size_t n, double depth);
+Status check_embedding(const int32_t* ids, std::size_t n, double vocab, double dim, double scale);
+
 // One-hot (torch.nn.functional.one_hot, as float32).
 //   ids: int32 [n], each in [0, depth); out: float32 [n, depth], out[t][ids[t]] = 1, else 0.
 Status one_hot(float* out, const int32_t* ids, std::size_t n, int depth);
@@ -34,6 +38,8 @@ Status embedding_renorm(float* table, int vocab, int dim, const int32_t* ids, st
 //   from mask:   cumsum(mask) - 1 over the mask's `past + length` columns, then 1 where mask is 0,
 //                keeping the last `length` columns (Hugging Face generation with left padding)
 //   from ids:    RoBERTa: (cumsum(ids != pad) + past) * (ids != pad) + pad
+// Shared argument checks of the three (batch, length, past: integers, output within limits).
+Status check_position_ids(double batch, double length, double past);
 Status position_ids_arange(int32_t* out, int batch, int length, int past);
 Status position_ids_from_mask(int32_t* out, const int32_t* mask, int batch, int length, int past);
 Status position_ids_from_ids(int32_t* out, const int32_t* ids, int batch, int length, int padding_idx,
