@@ -13,31 +13,37 @@ const TYPES = {
   '.txt': 'text/plain; charset=utf-8', '.bpe': 'text/plain; charset=utf-8', '.svg': 'image/svg+xml',
 };
 
-function handler(req, res) {
-  const url = new URL(req.url, 'http://localhost');
-  if (url.pathname === '/') {
-    res.writeHead(302, { Location: '/web/' });
-    return res.end();
-  }
-  let rel = decodeURIComponent(url.pathname).replace(/^\/+/, '');
-  if (rel.endsWith('/') || rel === 'web') rel = path.posix.join(rel, 'index.html');
-  const file = path.resolve(ROOT, rel);
-  const allowed = SERVED.some((d) => file.startsWith(path.join(ROOT, d) + path.sep));
-  if (!allowed || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
-    res.writeHead(404, { 'Content-Type': 'text/plain' });
-    return res.end(`not found: ${url.pathname}`);
-  }
-  res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
-  fs.createReadStream(file).pipe(res);
+/** A request handler serving files of `root` that lie under one of the `served` folders. */
+function staticHandler(root, served, home) {
+  return (req, res) => {
+    const url = new URL(req.url, 'http://localhost');
+    if (url.pathname === '/' && home !== '/') {
+      res.writeHead(302, { Location: home });
+      return res.end();
+    }
+    let rel = decodeURIComponent(url.pathname).replace(/^\/+/, '');
+    if (rel === '' || rel.endsWith('/') || rel === 'web') rel = path.posix.join(rel, 'index.html');
+    const file = path.resolve(root, rel);
+    const allowed = served.some((d) => file.startsWith(path.join(root, d) + path.sep));
+    if (!allowed || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' });
+      return res.end(`not found: ${url.pathname}`);
+    }
+    res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
+    fs.createReadStream(file).pipe(res);
+    };
 }
 
-/** Starts the server; port 0 picks a free one. Resolves to { server, url }. */
-export function startServer({ port = 0, host = '127.0.0.1' } = {}) {
+/**
+ * Starts the server; port 0 picks a free one. Resolves to { server, url }. By default it serves the
+ * demo; tests pass `root`/`served`/`home` to serve another folder (a bundler's output).
+ */
+export function startServer({ port = 0, host = '127.0.0.1', root = ROOT, served = SERVED, home = '/web/' } = {}) {
   return new Promise((resolve, reject) => {
-    const server = http.createServer(handler);
+    const server = http.createServer(staticHandler(root, served, home));
     server.once('error', reject);
     server.listen(port, host, () => {
-      resolve({ server, url: `http://${host}:${server.address().port}/web/` });
+      resolve({ server, url: `http://${host}:${server.address().port}${home}` });
     });
   });
 }

@@ -7,9 +7,12 @@ import { ROOT } from '../node/helpers.mjs';
 
 export const ARTIFACTS = path.join(ROOT, 'test-results');
 
-export async function openDemo(viewport = { width: 1100, height: 900 }) {
-  const { server, url } = await startServer();
-  const userDataDir = fs.mkdtempSync('/tmp/attnkit-chromium-');
+/**
+ * Serves `serverOptions` (see scripts/serve.mjs), opens its home page in headless Chromium and
+ * collects console errors/warnings, page errors and failed requests into `problems`.
+ */
+export async function openPage({ viewport = { width: 1100, height: 900 }, ...serverOptions } = {}) {
+  const { server, url } = await startServer(serverOptions);
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -21,13 +24,18 @@ export async function openDemo(viewport = { width: 1100, height: 900 }) {
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('requestfailed', (r) => problems.push(`requestfailed: ${r.url()} ${r.failure()?.errorText}`));
   await page.goto(url);
-  await page.evaluate(() => window.attnkitDemo.ready);
   const close = async () => {
     await browser.close();
     server.close();
-    fs.rmSync(userDataDir, { recursive: true, force: true });
   };
   return { page, problems, close, url };
+}
+
+/** The demo page, once its first draw has finished. */
+export async function openDemo(viewport) {
+  const opened = await openPage({ viewport });
+  await opened.page.evaluate(() => window.attnkitDemo.ready);
+  return opened;
 }
 
 /** Distinct colours and non-white pixels inside a canvas, read back from the page. */
