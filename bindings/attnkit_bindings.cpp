@@ -12,9 +12,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "attnkit/embedding.hpp"
+#include "attnkit/embeddings.hpp"
 #include "attnkit/norm.hpp"
 #include "attnkit/positional.hpp"
 #include "attnkit/status.hpp"
@@ -147,6 +150,87 @@ int position_ids_raw(uintptr_t slot, int kind, double batch, double length, doub
   });
 }
 
+// Embeddings modules live in C++; JavaScript holds a handle (a number): 1 + an index into this
+// table. A stale or made-up handle is an error, not a wild pointer. Freed slots are reused.
+std::vector<std::unique_ptr<Embeddings>> g_embeddings;
+
+Status find_embeddings(double handle, Embeddings*& e) {
+  const bool valid = handle >= 1 && handle <= static_cast<double>(g_embeddings.size()) && handle == std::floor(handle);
+  if (!valid || !g_embeddings[static_cast<std::size_t>(handle) - 1]) {
+    return Status::error(Code::invalid_argument, "handle",
+                         "no live Embeddings module has handle " + show_number(handle) + " (was it disposed?)");
+  }
+  e = g_embeddings[static_cast<std::size_t>(handle) - 1].get();
+  return Status::success();
+}
+
+// Creates a module; its handle goes to result slot [0].
+int embeddings_create(uintptr_t slot, double vocab, double dim, double max_positions, double type_vocab,
+                      int positional, double scale, double padding_idx, int norm, double eps, double base,
+                      int layout) {
+  EmbeddingsConfig c;
+  c.vocab_size = vocab;
+  c.dim = dim;
+  c.max_positions = max_positions;
+  c.type_vocab_size = type_vocab;
+  c.positional = static_cast<PositionKind>(positional);
+  c.scale = scale;
+  c.padding_idx = padding_idx;
+  c.norm = static_cast<NormKind>(norm);
+  c.eps = eps;
+  c.sinusoidal_base = base;
+  c.sinusoidal_layout = static_cast<SinusoidalLayout>(layout);
+  std::unique_ptr<Embeddings> e;
+  Status s = Embeddings::create(c, e);
+  if (!s.ok()) return fail(std::move(s));
+  std::size_t i = 0;
+  while (i < g_embeddings.size() && g_embeddings[i]) ++i;
+  if (i == g_embeddings.size()) g_embeddings.emplace_back();
+  g_embeddings[i] = std::move(e);
+  *reinterpret_cast<ResultSlot*>(slot) = {static_cast<uint32_t>(i + 1), 0};
+  return 0;
+}
+
+// Checks `length` against weight `which` and reports its storage in the result slot, for
+// JavaScript to write directly (no staging copy of a large table). The module owns the storage.
+// check_only: validate without marking the weight as set (JS checks all weights before writing).
+int embeddings_weight(uintptr_t slot, double handle, int which, double length, bool check_only) {
+  Embeddings* e = nullptr;
+  Status s = find_embeddings(handle, e);
+  float* data = nullptr;
+  if (s.ok()) s = e->weight(static_cast<EmbeddingsWeight>(which), length, data, check_only);
+  if (!s.ok()) return fail(std::move(s));
+  *reinterpret_cast<ResultSlot*>(slot) = {static_cast<uint32_t>(reinterpret_cast<uintptr_t>(data)),
+                                          static_cast<uint32_t>(length)};
+  return 0;
+}
+
+int embeddings_forward(uintptr_t slot, double handle, uintptr_t ids, double batch, double length, uintptr_t types,
+                       double types_length, uintptr_t positions, double positions_length, uintptr_t mask,
+                       double mask_length, double past) {
+  Embeddings* e = nullptr;
+  Status s = find_embeddings(handle, e);
+  Embeddings::Inputs x;
+  x.ids = in<int32_t>(ids);
+  x.batch = batch;
+  x.length = length;
+  x.types = in<int32_t>(types);
+  x.types_length = types_length;
+  x.positions = in<int32_t>(positions);
+  x.positions_length = positions_length;
+  x.mask = in<int32_t>(mask);
+  x.mask_length = mask_length;
+  x.past = past;
+  if (s.ok()) s = e->check_forward(x);
+  if (!s.ok()) return fail(std::move(s));
+  return with_result(slot, e->output_size(x), [&](float* out) { return e->forward(out, x); });
+}
+
+void embeddings_free(double handle) {
+  Embeddings* e = nullptr;
+  if (find_embeddings(handle, e).ok()) g_embeddings[static_cast<std::size_t>(handle) - 1].reset();
+}
+
 std::string last_error_message() { return g_last_error.message; }
 std::string last_error_argument() { return g_last_error.argument; }
 std::string code_name_of(int code) { return code_name(static_cast<Code>(code)); }
@@ -170,6 +254,10 @@ EMSCRIPTEN_BINDINGS(attnkit) {
   emscripten::function("_embedding", &embedding_raw);
   emscripten::function("_norm", &norm_raw);
   emscripten::function("_positionIds", &position_ids_raw);
+  emscripten::function("_embeddingsCreate", &embeddings_create);
+  emscripten::function("_embeddingsWeight", &embeddings_weight);
+  emscripten::function("_embeddingsForward", &embeddings_forward);
+  emscripten::function("_embeddingsFree", &embeddings_free);
   emscripten::function("_lastErrorMessage", &last_error_message);
   emscripten::function("_lastErrorArgument", &last_error_argument);
   emscripten::function("_codeName", &code_name_of);

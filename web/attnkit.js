@@ -5,27 +5,12 @@
 // inputs in, results out, frees everything in `finally`, and turns status codes into AttnkitError.
 // It never keeps a heap view across a call (memory growth detaches them).
 
-/** Error thrown for bad arguments and load failures; `code` is stable, `argument` names the culprit. */
-export class AttnkitError extends Error {
-  constructor(message, { code, argument } = {}) {
-    super(message);
-    this.name = 'AttnkitError';
-    this.code = code;
-    if (argument !== undefined) this.argument = argument;
-  }
-}
+import { AttnkitError } from './errors.js';
+import { Tensor } from './tensor.js';
+import { describe, floatInput, idsInput, num, oneOf, optionalNumber } from './args.js';
+import { Embeddings } from './embeddings.js';
 
-/** A dense tensor, the same shape of object as onnxruntime-web's and transformers.js's. */
-export class Tensor {
-  constructor(type, data, dims) {
-    this.type = type;
-    this.data = data;
-    this.dims = dims;
-  }
-  get size() {
-    return this.data.length;
-  }
-}
+export { AttnkitError, Tensor, Embeddings };
 
 // (module (func (result v128) v128.const i32x4 0 0 0 0)): validates only where SIMD128 exists.
 const SIMD_PROBE = new Uint8Array([
@@ -153,94 +138,6 @@ async function instantiate(backend, explicitUrl, wasmBinary) {
   }
 }
 
-function describe(v) {
-  if (typeof v === 'string') return JSON.stringify(v);
-  if (typeof v === 'bigint') return `${v}n`;
-  if (v === null || v === undefined || typeof v !== 'object') return String(v);
-  return v.constructor?.name ?? 'object';
-}
-
-// Type checks only JavaScript can make; values and ranges are checked in C++.
-function num(fn, name, v) {
-  if (typeof v !== 'number') {
-    throw new AttnkitError(`${fn}: ${name} must be a number, got ${typeof v} ${describe(v)}`, {
-      code: 'ERR_INVALID_ARGUMENT',
-      argument: name,
-    });
-  }
-  return v;
-}
-
-function oneOf(fn, name, v, options) {
-  const i = options.indexOf(v);
-  if (i < 0) {
-    throw new AttnkitError(
-      `${fn}: ${name} must be one of ${options.map((o) => `'${o}'`).join(', ')}, got ${describe(v)}`,
-      { code: 'ERR_INVALID_ARGUMENT', argument: name },
-    );
-  }
-  return i;
-}
-
-// Token ids: an Int32Array, an Array of integers, or an int32 Tensor. Returns { data, dims }.
-function idsInput(fn, name, v) {
-  if (v instanceof Tensor || (v && typeof v === 'object' && 'data' in v && 'dims' in v)) {
-    if (!(v.data instanceof Int32Array)) {
-      throw new AttnkitError(`${fn}: ${name} must hold int32 data, got ${describe(v.data)}`, {
-        code: 'ERR_INVALID_ARGUMENT',
-        argument: name,
-      });
-    }
-    checkDims(fn, name, v.dims, v.data.length);
-    return { data: v.data, dims: [...v.dims] };
-  }
-  if (v instanceof Int32Array) return { data: v, dims: [v.length] };
-  if (Array.isArray(v)) {
-    const data = new Int32Array(v.length);
-    for (let i = 0; i < v.length; i++) {
-      if (!Number.isInteger(v[i]) || v[i] < -2147483648 || v[i] > 2147483647) {
-        throw new AttnkitError(`${fn}: ${name}[${i}] must be an int32 integer, got ${describe(v[i])}`, {
-          code: 'ERR_INVALID_ARGUMENT',
-          argument: `${name}[${i}]`,
-        });
-      }
-      data[i] = v[i];
-    }
-    return { data, dims: [v.length] };
-  }
-  throw new AttnkitError(
-    `${fn}: ${name} must be an Int32Array, an array of integers or an int32 Tensor, got ${describe(v)}`,
-    { code: 'ERR_INVALID_ARGUMENT', argument: name },
-  );
-}
-
-// float32 input: a Float32Array (1-D) or a float32 Tensor. Returns { data, dims }.
-function floatInput(fn, name, v) {
-  if (v instanceof Float32Array) return { data: v, dims: [v.length] };
-  if (v && typeof v === 'object' && v.data instanceof Float32Array && Array.isArray(v.dims)) {
-    checkDims(fn, name, v.dims, v.data.length);
-    return { data: v.data, dims: [...v.dims] };
-  }
-  const got = v && typeof v === 'object' && 'data' in v ? `a tensor of ${describe(v.data)}` : describe(v);
-  throw new AttnkitError(`${fn}: ${name} must be a Float32Array or a float32 Tensor, got ${got}`, {
-    code: 'ERR_INVALID_ARGUMENT',
-    argument: name,
-  });
-}
-
-function checkDims(fn, name, dims, length) {
-  const ok = Array.isArray(dims) && dims.every((d) => Number.isInteger(d) && d >= 0);
-  const n = ok ? dims.reduce((a, b) => a * b, 1) : NaN;
-  if (n !== length) {
-    throw new AttnkitError(
-      `${fn}: ${name}.dims ${JSON.stringify(dims)} describe ${n} elements but ${name}.data has ${length}`,
-      { code: 'ERR_SHAPE_MISMATCH', argument: `${name}.dims` },
-    );
-  }
-}
-
-const optionalNumber = (fn, name, v, dflt) => (v === undefined ? dflt : num(fn, name, v));
-
 /** A loaded attnkit module. Everything it returns is plain JavaScript memory. */
 export class Attnkit {
   constructor(module, backend) {
@@ -248,6 +145,27 @@ export class Attnkit {
     /** 'wasm-simd128' | 'wasm-scalar' */
     this.backend = backend;
     this._slot = module._malloc(8); // [data offset, count] written by every `_name` call
+    const ak = this;
+    /** `new ak.Embeddings(options)`: the input embedding stage as a module (web/embeddings.js). */
+    this.Embeddings = class extends Embeddings {
+      constructor(options) {
+        super(ak, options);
+      }
+    };
+  }
+
+  // Runs a raw function with the result slot; throws AttnkitError on a non-zero status, else
+  // returns the slot's two uint32 [data offset or handle, count].
+  _raw(fn, name, args) {
+    const status = this._m[name](this._slot, ...args);
+    if (status !== 0) {
+      throw new AttnkitError(`${fn}: ${this._m._lastErrorMessage()}`, {
+        code: this._m._codeName(status),
+        argument: this._m._lastErrorArgument(),
+      });
+    }
+    const at = this._slot >>> 2;
+    return [this._m.HEAPU32[at], this._m.HEAPU32[at + 1]];
   }
 
   // Runs a raw function with the result slot and returns its float32 result: copied into `out`
@@ -260,16 +178,7 @@ export class Attnkit {
         argument: 'out',
       });
     }
-    const status = this._m[name](this._slot, ...args);
-    if (status !== 0) {
-      throw new AttnkitError(`${fn}: ${this._m._lastErrorMessage()}`, {
-        code: this._m._codeName(status),
-        argument: this._m._lastErrorArgument(),
-      });
-    }
-    const at = this._slot >>> 2;
-    const ptr = this._m.HEAPU32[at];
-    const count = this._m.HEAPU32[at + 1];
+    const [ptr, count] = this._raw(fn, name, args);
     try {
       if (out !== undefined && out.length !== count) {
         throw new AttnkitError(`${fn}: out must have length ${count}, got ${out.length}`, {

@@ -1,5 +1,4 @@
 // Debian's Chromium driven by playwright-core (no browser download: executablePath).
-import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { startServer } from '../../scripts/serve.mjs';

@@ -171,8 +171,134 @@ def embedding():
                              "lookups": lookups, "renorms": renorms, "oneHot": one_hots, "norms": norms,
                              "positionIds": positions})
 
+# ------------------------------------------------------------------------------------ embeddings
+class BertStyleEmbeddings(torch.nn.Module):
+    """Hugging Face's BertEmbeddings forward (absolute positions), written out in PyTorch, with the
+    options the attnkit Embeddings module has: a word scale, learned / sinusoidal / no positions,
+    optional token types, LayerNorm / RMSNorm / none. Dropout is omitted (inference)."""
+
+    def __init__(self, g, vocab, dim, max_pos, type_vocab, positional, scale, norm, eps, padding_idx,
+                 layout="interleaved"):
+        super().__init__()
+        self.word_embeddings = torch.nn.Embedding(vocab, dim, padding_idx=padding_idx)
+        with torch.no_grad():
+            self.word_embeddings.weight.copy_(torch.randn(vocab, dim, generator=g))
+            if padding_idx is not None:
+                self.word_embeddings.weight[padding_idx].zero_()  # what PyTorch's init does
+        self.positional = positional
+        if positional == "learned":
+            self.position_embeddings = torch.nn.Embedding(max_pos, dim)
+            with torch.no_grad():
+                self.position_embeddings.weight.copy_(torch.randn(max_pos, dim, generator=g) * 0.5)
+        elif positional == "sinusoidal":
+            pe = (annotated_pe if layout == "interleaved" else split_pe)(max_pos, dim)[0]
+            self.register_buffer("pe", pe)
+        self.token_type_embeddings = None
+        if type_vocab:
+            self.token_type_embeddings = torch.nn.Embedding(type_vocab, dim)
+            with torch.no_grad():
+                self.token_type_embeddings.weight.copy_(torch.randn(type_vocab, dim, generator=g) * 0.5)
+        self.scale = scale
+        self.norm = None
+        if norm == "layernorm":
+            self.norm = torch.nn.LayerNorm(dim, eps=eps)
+            with torch.no_grad():
+                self.norm.weight.copy_(torch.randn(dim, generator=g) * 0.2 + 1)
+                self.norm.bias.copy_(torch.randn(dim, generator=g) * 0.1)
+        elif norm == "rmsnorm":
+            self.norm = LlamaRMSNorm(dim, eps)
+            with torch.no_grad():
+                self.norm.weight.copy_(torch.randn(dim, generator=g) * 0.2 + 1)
+
+    def forward(self, input_ids, token_type_ids=None, position_ids=None, past=0):
+        seq_length = input_ids.shape[1]
+        if position_ids is None:
+            position_ids = torch.arange(past, seq_length + past).unsqueeze(0)
+        if token_type_ids is None and self.token_type_embeddings is not None:
+            token_type_ids = torch.zeros_like(input_ids)  # BERT's registered all-zeros buffer
+        x = self.word_embeddings(input_ids) * self.scale
+        if self.token_type_embeddings is not None:
+            x = x + self.token_type_embeddings(token_type_ids)
+        if self.positional == "learned":
+            x = x + self.position_embeddings(position_ids)
+        elif self.positional == "sinusoidal":
+            x = x + self.pe[position_ids]
+        return self.norm(x) if self.norm is not None else x
+
+
+def embeddings():
+    g = torch.Generator().manual_seed(3)
+    cases = []
+    specs = [
+        # name, config, batch, length, past, token types?, positions ("arange" | "mask" | "explicit")
+        ("bert", dict(vocabSize=50, dim=17, maxPositions=20, typeVocabSize=2, positional="learned",
+                      scale=1, norm="layernorm", eps=1e-12, paddingIdx=0), 2, 7, 0, True, "arange"),
+        ("bert-L1-past", dict(vocabSize=30, dim=64, maxPositions=16, typeVocabSize=3, positional="learned",
+                              scale=1, norm="layernorm", eps=1e-12, paddingIdx=0), 1, 1, 5, True, "arange"),
+        ("bert-odd-wide", dict(vocabSize=40, dim=771, maxPositions=8, typeVocabSize=2, positional="learned",
+                               scale=1, norm="layernorm", eps=1e-12, paddingIdx=0), 1, 3, 0, False, "arange"),
+        ("annotated-transformer", dict(vocabSize=25, dim=16, maxPositions=64, typeVocabSize=0,
+                                       positional="sinusoidal", scale="sqrt", norm="none", eps=1e-5,
+                                       paddingIdx=None), 3, 9, 0, False, "arange"),
+        ("sinusoidal-split-ln", dict(vocabSize=25, dim=10, maxPositions=40, typeVocabSize=0,
+                                     positional="sinusoidal", layout="split", scale=2.5, norm="layernorm",
+                                     eps=1e-5, paddingIdx=None), 2, 5, 4, False, "arange"),
+        ("gpt2-left-padding", dict(vocabSize=60, dim=24, maxPositions=32, typeVocabSize=0, positional="learned",
+                                   scale=1, norm="none", eps=1e-5, paddingIdx=None), 2, 6, 0, False, "mask"),
+        ("roberta-explicit-positions", dict(vocabSize=50, dim=33, maxPositions=20, typeVocabSize=1,
+                                            positional="learned", scale=1, norm="layernorm", eps=1e-5,
+                                            paddingIdx=1), 2, 5, 0, True, "explicit"),
+        ("rmsnorm-no-positions", dict(vocabSize=20, dim=65, maxPositions=1, typeVocabSize=0, positional="none",
+                                      scale="sqrt", norm="rmsnorm", eps=1e-6, paddingIdx=None), 2, 4, 0, False,
+         "arange"),
+    ]
+    for name, cfg, batch, length, past, with_types, pos_kind in specs:
+        dim = cfg["dim"]
+        scale = math.sqrt(dim) if cfg["scale"] == "sqrt" else float(cfg["scale"])
+        m = BertStyleEmbeddings(g, cfg["vocabSize"], dim, cfg["maxPositions"], cfg["typeVocabSize"],
+                                cfg["positional"], scale, cfg["norm"], cfg["eps"], cfg["paddingIdx"],
+                                cfg.get("layout", "interleaved"))
+        ids = torch.randint(0, cfg["vocabSize"], (batch, length), generator=g)
+        case = {"name": name, "config": cfg, "batch": batch, "length": length, "past": past}
+        types = None
+        if with_types:
+            types = torch.randint(0, cfg["typeVocabSize"], (batch, length), generator=g)
+            case["tokenTypeIds"] = i32list(types)
+        position_ids = None
+        if pos_kind == "mask":
+            # Left padding, as in batched GPT-2 generation; positions as Hugging Face derives them.
+            mask = torch.ones(batch, past + length, dtype=torch.long)
+            mask[0, :2] = 0
+            position_ids = mask.cumsum(-1) - 1
+            position_ids.masked_fill_(mask == 0, 1)
+            position_ids = position_ids[:, past:]
+            case["attentionMask"] = i32list(mask)
+        elif pos_kind == "explicit":
+            ids[0, -2:] = cfg["paddingIdx"]  # right padding
+            mk = ids.ne(cfg["paddingIdx"]).int()
+            position_ids = (torch.cumsum(mk, dim=1).type_as(mk) * mk).long() + cfg["paddingIdx"]
+            case["positionIds"] = i32list(position_ids)
+        case["inputIds"] = i32list(ids)
+        with torch.no_grad():
+            out = m(ids, types, position_ids, past)
+        w = {"word": f32list(m.word_embeddings.weight)}
+        if cfg["positional"] == "learned":
+            w["position"] = f32list(m.position_embeddings.weight)
+        if m.token_type_embeddings is not None:
+            w["tokenType"] = f32list(m.token_type_embeddings.weight)
+        if cfg["norm"] == "layernorm":
+            w["normWeight"] = f32list(m.norm.weight)
+            w["normBias"] = f32list(m.norm.bias)
+        elif cfg["norm"] == "rmsnorm":
+            w["normWeight"] = f32list(m.norm.weight)
+        case["weights"] = w
+        case["out"] = f32list(out)
+        cases.append(case)
+    write("embeddings.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__,
+                              "cases": cases})
+
 
 if __name__ == "__main__":
-    which = sys.argv[1:] or ["positional", "embedding"]
+    which = sys.argv[1:] or ["positional", "embedding", "embeddings"]
     for name in which:
         globals()[name]()

@@ -1,0 +1,108 @@
+// Argument checks only JavaScript can make (types, typed-array kinds, dims against lengths);
+// values and ranges are checked in C++, which names the argument in its messages too.
+import { AttnkitError } from './errors.js';
+import { Tensor } from './tensor.js';
+
+export function describe(v) {
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'bigint') return `${v}n`;
+  if (v === null || v === undefined || typeof v !== 'object') return String(v);
+  return v.constructor?.name ?? 'object';
+}
+
+export function num(fn, name, v) {
+  if (typeof v !== 'number') {
+    throw new AttnkitError(`${fn}: ${name} must be a number, got ${typeof v} ${describe(v)}`, {
+      code: 'ERR_INVALID_ARGUMENT',
+      argument: name,
+    });
+  }
+  return v;
+}
+
+export function oneOf(fn, name, v, options) {
+  const i = options.indexOf(v);
+  if (i < 0) {
+    throw new AttnkitError(
+      `${fn}: ${name} must be one of ${options.map((o) => `'${o}'`).join(', ')}, got ${describe(v)}`,
+      { code: 'ERR_INVALID_ARGUMENT', argument: name },
+    );
+  }
+  return i;
+}
+
+// Token ids: an Int32Array, an Array of integers (or of equally long arrays of them), or an int32
+// Tensor. Returns { data, dims }.
+export function idsInput(fn, name, v) {
+  if (v instanceof Tensor || (v && typeof v === 'object' && 'data' in v && 'dims' in v)) {
+    if (!(v.data instanceof Int32Array)) {
+      throw new AttnkitError(`${fn}: ${name} must hold int32 data, got ${describe(v.data)}`, {
+        code: 'ERR_INVALID_ARGUMENT',
+        argument: name,
+      });
+    }
+    checkDims(fn, name, v.dims, v.data.length);
+    return { data: v.data, dims: [...v.dims] };
+  }
+  if (v instanceof Int32Array) return { data: v, dims: [v.length] };
+  if (Array.isArray(v) && v.length > 0 && Array.isArray(v[0])) {
+    // [[...], [...]]: a batch of equally long rows
+    const rows = v.map((row, b) => idsInput(fn, `${name}[${b}]`, row));
+    const width = rows[0].data.length;
+    rows.forEach((r, b) => {
+      if (r.dims.length !== 1 || r.data.length !== width) {
+        throw new AttnkitError(`${fn}: ${name}[${b}] has ${r.data.length} ids, expected ${width} like ${name}[0]`, {
+          code: 'ERR_SHAPE_MISMATCH',
+          argument: `${name}[${b}]`,
+        });
+      }
+    });
+    const data = new Int32Array(v.length * width);
+    rows.forEach((r, b) => data.set(r.data, b * width));
+    return { data, dims: [v.length, width] };
+  }
+  if (Array.isArray(v)) {
+    const data = new Int32Array(v.length);
+    for (let i = 0; i < v.length; i++) {
+      if (!Number.isInteger(v[i]) || v[i] < -2147483648 || v[i] > 2147483647) {
+        throw new AttnkitError(`${fn}: ${name}[${i}] must be an int32 integer, got ${describe(v[i])}`, {
+          code: 'ERR_INVALID_ARGUMENT',
+          argument: `${name}[${i}]`,
+        });
+      }
+      data[i] = v[i];
+    }
+    return { data, dims: [v.length] };
+  }
+  throw new AttnkitError(
+    `${fn}: ${name} must be an Int32Array, an array of integers or an int32 Tensor, got ${describe(v)}`,
+    { code: 'ERR_INVALID_ARGUMENT', argument: name },
+  );
+}
+
+// float32 input: a Float32Array (1-D) or a float32 Tensor. Returns { data, dims }.
+export function floatInput(fn, name, v) {
+  if (v instanceof Float32Array) return { data: v, dims: [v.length] };
+  if (v && typeof v === 'object' && v.data instanceof Float32Array && Array.isArray(v.dims)) {
+    checkDims(fn, name, v.dims, v.data.length);
+    return { data: v.data, dims: [...v.dims] };
+  }
+  const got = v && typeof v === 'object' && 'data' in v ? `a tensor of ${describe(v.data)}` : describe(v);
+  throw new AttnkitError(`${fn}: ${name} must be a Float32Array or a float32 Tensor, got ${got}`, {
+    code: 'ERR_INVALID_ARGUMENT',
+    argument: name,
+  });
+}
+
+export function checkDims(fn, name, dims, length) {
+  const ok = Array.isArray(dims) && dims.every((d) => Number.isInteger(d) && d >= 0);
+  const n = ok ? dims.reduce((a, b) => a * b, 1) : NaN;
+  if (n !== length) {
+    throw new AttnkitError(
+      `${fn}: ${name}.dims ${JSON.stringify(dims)} describe ${n} elements but ${name}.data has ${length}`,
+      { code: 'ERR_SHAPE_MISMATCH', argument: `${name}.dims` },
+    );
+  }
+}
+
+export const optionalNumber = (fn, name, v, dflt) => (v === undefined ? dflt : num(fn, name, v));

@@ -1,0 +1,120 @@
+// The Embeddings module: weights held in wasm memory by a C++ attnkit::Embeddings, addressed by a
+// handle; forward runs the fused lookup + adds + norm and copies the result out.
+import { AttnkitError } from './errors.js';
+import { Tensor } from './tensor.js';
+import { describe, floatInput, idsInput, num, oneOf } from './args.js';
+
+const WEIGHTS = ['word', 'position', 'tokenType', 'normWeight', 'normBias'];
+
+// A module the user forgot to dispose() frees its wasm memory when it is garbage-collected.
+const finalizer = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry(({ m, handle }) => m._embeddingsFree(handle))
+  : null;
+
+export class Embeddings {
+  /**
+   * @param ak a loaded Attnkit (users write `new ak.Embeddings(options)`)
+   * @param options see web/attnkit.d.ts
+   */
+  constructor(ak, {
+    vocabSize, dim, maxPositions = 512, typeVocabSize = 0, positional = 'learned', scale = 1,
+    paddingIdx, norm = 'layernorm', eps, sinusoidal = {},
+  } = {}) {
+    const fn = 'Embeddings';
+    this._ak = ak;
+    const s = scale === true ? Math.sqrt(num(fn, 'dim', dim)) : scale === false ? 1 : num(fn, 'scale', scale);
+    const normKind = oneOf(fn, 'norm', norm, ['none', 'layernorm', 'rmsnorm']);
+    const e = eps === undefined ? (normKind === 2 ? 1e-6 : 1e-12) : num(fn, 'eps', eps);
+    const args = [
+      num(fn, 'vocabSize', vocabSize),
+      num(fn, 'dim', dim),
+      num(fn, 'maxPositions', maxPositions),
+      num(fn, 'typeVocabSize', typeVocabSize),
+      oneOf(fn, 'positional', positional, ['none', 'sinusoidal', 'learned']),
+      s,
+      paddingIdx === undefined || paddingIdx === null ? -1 : num(fn, 'paddingIdx', paddingIdx),
+      normKind,
+      e,
+      num(fn, 'sinusoidal.base', sinusoidal.base ?? 10000),
+      oneOf(fn, 'sinusoidal.layout', sinusoidal.layout ?? 'interleaved', ['interleaved', 'split']),
+    ];
+    this._handle = ak._raw(fn, '_embeddingsCreate', args)[0];
+    this.config = { vocabSize, dim, maxPositions, typeVocabSize, positional, scale: s, paddingIdx, norm, eps: e };
+    finalizer?.register(this, { m: ak._m, handle: this._handle }, this);
+  }
+
+  _live(fn) {
+    if (!this._handle) {
+      throw new AttnkitError(`${fn}: this Embeddings module was disposed`, { code: 'ERR_DISPOSED' });
+    }
+  }
+
+  /**
+   * Copies weights into the module: any of { word [vocabSize*dim], position [maxPositions*dim]
+   * (learned), tokenType [typeVocabSize*dim], normWeight [dim], normBias [dim] } as Float32Arrays
+   * or float32 Tensors. Every given weight is checked before any is written.
+   */
+  setWeights(weights) {
+    const fn = 'setWeights';
+    this._live(fn);
+    if (!weights || typeof weights !== 'object') {
+      throw new AttnkitError(`${fn}: weights must be an object, got ${describe(weights)}`, {
+        code: 'ERR_INVALID_ARGUMENT',
+        argument: 'weights',
+      });
+    }
+    const given = [];
+    for (const [key, value] of Object.entries(weights)) {
+      const which = WEIGHTS.indexOf(key);
+      if (which < 0) {
+        throw new AttnkitError(`${fn}: unknown weight '${key}'; expected ${WEIGHTS.join(', ')}`, {
+          code: 'ERR_INVALID_ARGUMENT',
+          argument: key,
+        });
+      }
+      if (value !== undefined) given.push([which, floatInput(fn, key, value).data]);
+    }
+    // First every size (the C++ side names the weight, expected and actual length), then the copies.
+    for (const [which, data] of given) this._ak._raw(fn, '_embeddingsWeight', [this._handle, which, data.length, true]);
+    for (const [which, data] of given) {
+      const [ptr] = this._ak._raw(fn, '_embeddingsWeight', [this._handle, which, data.length, false]);
+      this._ak._m.HEAPF32.set(data, ptr >>> 2); // a fresh view: nothing allocates in between
+    }
+    return this;
+  }
+
+  /**
+   * inputIds [L] or [batch, L] -> float32 [batch, L, dim]:
+   * norm(word[id] * scale + tokenType[type] + position[pos]).
+   * Positions: positionIds ([batch, L] or [L]) if given, else from attentionMask
+   * ([batch, pastLength + L], 1 = token: cumsum - 1, padding at 1), else pastLength + arange(L).
+   */
+  forward(inputIds, { tokenTypeIds, positionIds, attentionMask, pastLength = 0, out } = {}) {
+    const fn = 'forward';
+    this._live(fn);
+    const ids = idsInput(fn, 'inputIds', inputIds);
+    if (ids.dims.length < 1 || ids.dims.length > 2) {
+      throw new AttnkitError(`${fn}: inputIds must have dims [length] or [batch, length], got ${JSON.stringify(ids.dims)}`, {
+        code: 'ERR_SHAPE_MISMATCH',
+        argument: 'inputIds',
+      });
+    }
+    const [batch, length] = ids.dims.length === 2 ? ids.dims : [1, ids.dims[0]];
+    const types = tokenTypeIds === undefined ? null : idsInput(fn, 'tokenTypeIds', tokenTypeIds).data;
+    const positions = positionIds === undefined ? null : idsInput(fn, 'positionIds', positionIds).data;
+    const mask = attentionMask === undefined ? null : idsInput(fn, 'attentionMask', attentionMask).data;
+    const past = num(fn, 'pastLength', pastLength);
+    const data = this._ak._withInputs([ids.data, types, positions, mask], ([pi, pt, pp, pm]) =>
+      this._ak._call(fn, '_embeddingsForward', [this._handle, pi, batch, length, pt, types?.length ?? 0, pp,
+        positions?.length ?? 0, pm, mask?.length ?? 0, past], out));
+    return new Tensor('float32', data, [batch, length, this.config.dim]);
+  }
+
+  /** Frees the module's wasm memory. Further calls throw ERR_DISPOSED; calling it twice is fine. */
+  dispose() {
+    if (!this._handle) return;
+    finalizer?.unregister(this);
+    this._ak._m._embeddingsFree(this._handle);
+    this._handle = 0;
+  }
+}
