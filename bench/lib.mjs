@@ -50,6 +50,43 @@ export async function interleaved(impls, { warm = 3, rounds = 15, budgetMs = 800
   return res;
 }
 
+/**
+ * Like interleaved, but each turn times one implementation `reps` times in a row after `warm`
+ * untimed calls, so each is measured in its own steady cache state (a working set other peers
+ * evicted between single calls would penalise whoever runs next); turns rotate `blocks` times so
+ * slow periods of the machine hit everyone. `before` runs untimed before every timed call.
+ */
+export async function blocked(impls, { warm = 3, reps = 10, blocks = 3, before = () => {} } = {}) {
+  const res = {};
+  for (const [name, fn] of Object.entries(impls)) {
+    const t0 = now();
+    await fn();
+    res[name] = { cold: now() - t0, t: [] };
+  }
+  for (let b = 0; b < blocks; b++) {
+    for (const [name, fn] of Object.entries(impls)) {
+      for (let i = 0; i < warm; i++) await fn();
+      for (let i = 0; i < reps; i++) {
+        before(); // untimed, e.g. evicting the caches
+        const a = now();
+        await fn();
+        res[name].t.push(now() - a);
+      }
+    }
+  }
+  for (const name of Object.keys(res)) res[name] = { cold: res[name].cold, ...stats(res[name].t) };
+  return res;
+}
+
+// Reading 64 MiB (twice the L3 of the machines we measure on) evicts what the last call left in
+// cache, so the next call starts as a real forward pass does: its table rows in DRAM.
+const flushBuffer = new Float64Array(8 * 2 ** 20);
+export function evictCaches() {
+  let s = 0;
+  for (let i = 0; i < flushBuffer.length; i += 8) s += flushBuffer[i]++;
+  return s;
+}
+
 /** Runs a script in a fresh Node process `n` times; each prints one JSON line. */
 export function fresh(script, args, n) {
   const out = [];

@@ -1,6 +1,6 @@
 // The fused embedding row in xsimd (contract in attnkit/embeddings.hpp): one sweep gathers the
-// word row, scales it, adds the position and token-type rows, stores the sum and accumulates its
-// sum and sum of squares; the norm then reads the row back while it is still in L1.
+// word row, scales it, adds the token-type and position rows, stores the sum and accumulates its
+// sum and sum of squares; a second sweep normalises the row while it is still in L1.
 #include "attnkit/embeddings.hpp"
 #include "attnkit/simd_arch.hpp"
 #include "simd/row_norm.hpp"
@@ -16,7 +16,7 @@ struct row_gather_add {
     using bf = xsimd::batch<float, Arch>;
     constexpr int N = static_cast<int>(bf::size);
     const bf vs(s);
-    bf s0(0.f), s1(0.f), q0(0.f), q1(0.f);
+    bf s0(0.f), s1(0.f), s2(0.f), s3(0.f), q0(0.f), q1(0.f), q2(0.f), q3(0.f);
     auto at = [&](int i) {
       bf v = bf::load_unaligned(w + i) * vs;
       if (t) v += bf::load_unaligned(t + i);
@@ -25,18 +25,19 @@ struct row_gather_add {
       return v;
     };
     int i = 0;
-    for (; i + 2 * N <= dim; i += 2 * N) {
-      const bf a = at(i), b = at(i + N);
-      s0 += a; s1 += b;
+    for (; i + 4 * N <= dim; i += 4 * N) {
+      const bf a = at(i), b = at(i + N), c = at(i + 2 * N), d = at(i + 3 * N);
+      s0 += a; s1 += b; s2 += c; s3 += d;
       q0 = xsimd::fma(a, a, q0); q1 = xsimd::fma(b, b, q1);
+      q2 = xsimd::fma(c, c, q2); q3 = xsimd::fma(d, d, q3);
     }
     for (; i + N <= dim; i += N) {
       const bf a = at(i);
       s0 += a;
       q0 = xsimd::fma(a, a, q0);
     }
-    sum = xsimd::hadd(s0 + s1);
-    sumsq = xsimd::hadd(q0 + q1);
+    sum = xsimd::hadd((s0 + s1) + (s2 + s3));
+    sumsq = xsimd::hadd((q0 + q1) + (q2 + q3));
     for (; i < dim; ++i) {
       float v = w[i] * s;
       if (t) v += t[i];
@@ -48,6 +49,40 @@ struct row_gather_add {
   }
 };
 
+// y[i] = (y[i] - mean) * r * g[i] + b[i] in place; g and b are never null here (the module keeps
+// gamma = 1 and beta = 0 until set), HasBias is false for RMSNorm.
+template <class Arch, bool HasBias>
+struct row_scale_shift {
+  void operator()(Arch, float* y, int dim, float mean, float r, const float* g, const float* b) const {
+    using bf = xsimd::batch<float, Arch>;
+    constexpr int N = static_cast<int>(bf::size);
+    const bf vm(mean), vr(r);
+    auto at = [&](int i) {
+      bf v = (bf::load_unaligned(y + i) - vm) * vr * bf::load_unaligned(g + i);
+      if (HasBias) v += bf::load_unaligned(b + i);
+      v.store_unaligned(y + i);
+    };
+    int i = 0;
+    for (; i + 2 * N <= dim; i += 2 * N) {
+      at(i);
+      at(i + N);
+    }
+    for (; i + N <= dim; i += N) at(i);
+    for (; i < dim; ++i) y[i] = (y[i] - mean) * r * g[i] + (HasBias ? b[i] : 0.0f);
+  }
+};
+
+// WebAssembly has no prefetch instruction: reading one float per 64-byte line of a row that will
+// be needed soon starts its cache misses while the current row is computed. The sum goes to a
+// volatile so the loads are kept.
+volatile float g_touch_sink;
+constexpr std::size_t kAhead = 2;
+inline void touch_lines(const float* row, int dim) {
+  float s = 0.0f;
+  for (int i = 0; i < dim; i += 16) s += row[i];
+  g_touch_sink = s;
+}
+
 void embeddings_rows(float* out, const EmbeddingsView& w, const int32_t* ids, const int32_t* positions,
                      const int32_t* types, std::size_t n) {
   using A = simd_arch;
@@ -56,17 +91,33 @@ void embeddings_rows(float* out, const EmbeddingsView& w, const int32_t* ids, co
     float* y = out + r * dim;
     const float* p = w.position ? w.position + positions[r] * dim : nullptr;
     const float* t = w.token_type ? w.token_type + (types ? types[r] : 0) * dim : nullptr;
+    if (r + kAhead < n) touch_lines(w.word + ids[r + kAhead] * dim, w.dim);
     float sum, sumsq;
     row_gather_add<A>{}(A{}, y, w.word + ids[r] * dim, w.scale, p, t, w.dim, sum, sumsq);
     if (w.norm == NormKind::layer_norm) {
-      // Second sweep for the variance about the mean (see layer_norm_row for why not E[x^2] - E[x]^2).
-      const float mean = sum / w.dim;
-      row_sum<A>{}(A{}, y, w.dim, mean, sum, sumsq);
-      const float d = sum / w.dim;
-      const float var = std::max(sumsq / w.dim - d * d, 0.0f);
-      row_affine<A>{}(A{}, y, y, w.dim, mean + d, 1.0f / std::sqrt(var + w.eps), w.gamma, w.beta);
+      float mean = sum / w.dim;
+      float var = sumsq / w.dim - mean * mean;
+      if (!(mean * mean <= 8.0f * var)) {
+        // E[x^2] - E[x]^2 cancels when the mean is large against the spread (at most 3 bits are
+        // lost below this bound): then a second sweep about the mean, as layer_norm_row does.
+        row_sum<A>{}(A{}, y, w.dim, mean, sum, sumsq);
+        const float d = sum / w.dim;
+        var = sumsq / w.dim - d * d;
+        mean += d;
+      }
+      const float rstd = 1.0f / std::sqrt(std::max(var, 0.0f) + w.eps);
+      if (w.gamma && w.beta) {
+        row_scale_shift<A, true>{}(A{}, y, w.dim, mean, rstd, w.gamma, w.beta);
+      } else {
+        row_affine<A>{}(A{}, y, y, w.dim, mean, rstd, w.gamma, w.beta);
+      }
     } else if (w.norm == NormKind::rms_norm) {
-      row_affine<A>{}(A{}, y, y, w.dim, 0.0f, 1.0f / std::sqrt(sumsq / w.dim + w.eps), w.gamma, nullptr);
+      const float rrms = 1.0f / std::sqrt(sumsq / w.dim + w.eps);
+      if (w.gamma) {
+        row_scale_shift<A, false>{}(A{}, y, w.dim, 0.0f, rrms, w.gamma, nullptr);
+      } else {
+        row_affine<A>{}(A{}, y, y, w.dim, 0.0f, rrms, nullptr, nullptr);
+      }
     }
   }
 }

@@ -141,6 +141,23 @@ TEST(Embeddings, FusedSimdRowsMatchReferenceOnAwkwardSizes) {
   }
 }
 
+TEST(Embeddings, FusedLayerNormSurvivesLargeCommonOffsets) {
+  // Rows sitting at +-1e4 with unit spread: E[x^2] - E[x]^2 would lose everything in float; the
+  // kernel must notice and take the second sweep about the mean.
+  for (int dim : {5, 17, 771}) {
+    for (float offset : {1e4f, -3e3f}) {
+      auto word = random_vec(static_cast<std::size_t>(3) * dim, dim);
+      for (auto& v : word) v += offset;
+      const std::vector<int32_t> ids{0, 1, 2, 1};
+      const EmbeddingsView v{word.data(), nullptr, nullptr, nullptr, nullptr, dim, 1.0f, NormKind::layer_norm, 1e-12f};
+      std::vector<float> r(4 * static_cast<std::size_t>(dim)), s(r.size());
+      ref::embeddings_rows(r.data(), v, ids.data(), nullptr, nullptr, 4);
+      simd::embeddings_rows(s.data(), v, ids.data(), nullptr, nullptr, 4);
+      EXPECT_LT(attnkit_test::max_abs_diff(r, s), 1e-3) << "dim=" << dim << " offset=" << offset;
+    }
+  }
+}
+
 namespace {
 std::unique_ptr<Embeddings> small_bert() {
   EmbeddingsConfig cfg;
