@@ -8,7 +8,8 @@ export type ErrorCode =
   | 'ERR_SHAPE_MISMATCH'
   | 'ERR_OUT_OF_MEMORY'
   | 'ERR_SIMD_UNSUPPORTED'
-  | 'ERR_LOAD';
+  | 'ERR_LOAD'
+  | 'ERR_DISPOSED';
 
 /** Thrown for bad arguments and load failures. */
 export class AttnkitError extends Error {
@@ -57,6 +58,89 @@ export interface SinusoidalOptions {
   out?: Float32Array;
 }
 
+/** Token ids: an Int32Array ([n]), an array of integers, an array of equal-length arrays ([batch, n]), or an int32 Tensor. */
+export type Ids = Int32Array | number[] | number[][] | Tensor<Int32Array> | { data: Int32Array; dims: number[] };
+
+/** float32 data: a Float32Array (1-D) or a float32 Tensor (any dims). */
+export type Floats = Float32Array | Tensor<Float32Array> | { data: Float32Array; dims: number[] };
+
+export interface EmbeddingOptions {
+  /** Multiplies every row: true = sqrt(dim) (the Annotated Transformer), false/1 = none. */
+  scale?: number | boolean;
+  /** torch.nn.Embedding max_norm: referenced rows of `table` are renormalised in place first. */
+  maxNorm?: number;
+  /** The p of the p-norm for maxNorm (default 2; Infinity allowed). */
+  normType?: number;
+  out?: Float32Array;
+}
+
+export interface PositionIdsOptions {
+  /** Tokens already in a KV cache (default 0). */
+  pastLength?: number;
+  /** [batch, pastLength + length], 1 = token, 0 = padding: cumsum(mask) - 1, 1 at padding (Hugging Face). */
+  attentionMask?: Ids;
+  /** RoBERTa: positions from ids, counting from paddingIdx + 1; padding keeps paddingIdx. */
+  inputIds?: Ids;
+  paddingIdx?: number;
+}
+
+export interface EmbeddingsOptions {
+  vocabSize: number;
+  dim: number;
+  /** Rows of the position table (default 512). */
+  maxPositions?: number;
+  /** Rows of the token-type (segment) table; 0 (default) = none. */
+  typeVocabSize?: number;
+  /** 'learned' (default; BERT/GPT-2), 'sinusoidal' (computed, no weights), or 'none'. */
+  positional?: 'learned' | 'sinusoidal' | 'none';
+  /** Options of the computed sinusoidal table. */
+  sinusoidal?: { base?: number; layout?: SinusoidalLayout };
+  /** Multiplies the word rows only: true = sqrt(dim). Default 1. */
+  scale?: number | boolean;
+  /** As torch.nn.Embedding's padding_idx: documentation only, forward returns the stored row. */
+  paddingIdx?: number;
+  /** 'layernorm' (default), 'rmsnorm' or 'none'. */
+  norm?: 'layernorm' | 'rmsnorm' | 'none';
+  /** Norm epsilon: default 1e-12 for LayerNorm (BERT), 1e-6 for RMSNorm. */
+  eps?: number;
+}
+
+export interface EmbeddingsWeights {
+  /** [vocabSize * dim] */
+  word?: Floats;
+  /** [maxPositions * dim], learned positions only */
+  position?: Floats;
+  /** [typeVocabSize * dim] */
+  tokenType?: Floats;
+  /** [dim], LayerNorm gamma or RMSNorm weight (default 1) */
+  normWeight?: Floats;
+  /** [dim], LayerNorm beta (default 0) */
+  normBias?: Floats;
+}
+
+export interface EmbeddingsForwardOptions {
+  /** Same shape as inputIds; type 0 when absent. */
+  tokenTypeIds?: Ids;
+  /** [batch, length] or [length] shared by the batch. */
+  positionIds?: Ids;
+  /** [batch, pastLength + length]; positions cumsum(mask) - 1 (1 at padding) when positionIds is absent. */
+  attentionMask?: Ids;
+  /** Tokens already seen (default 0): positions start there. */
+  pastLength?: number;
+  out?: Float32Array;
+}
+
+/** The input embedding stage; weights live in wasm memory until dispose(). */
+export class Embeddings {
+  readonly config: Required<Omit<EmbeddingsOptions, 'sinusoidal' | 'paddingIdx'>> & { paddingIdx?: number };
+  /** Copies the given weights in; all sizes are checked before any is written. */
+  setWeights(weights: EmbeddingsWeights): this;
+  /** norm(word[id] * scale + tokenType[type] + position[pos]) → [batch, length, dim]. */
+  forward(inputIds: Ids, options?: EmbeddingsForwardOptions): Tensor<Float32Array>;
+  /** Frees the wasm memory; later calls throw ERR_DISPOSED. Idempotent. */
+  dispose(): void;
+}
+
 export class Attnkit {
   /** Which build is running. */
   readonly backend: Backend;
@@ -66,4 +150,16 @@ export class Attnkit {
   heapSize(): number;
   /** Sinusoidal positional encoding table, dims [length, dim]. */
   sinusoidalPositionalEncoding(length: number, dim: number, options?: SinusoidalOptions): Tensor<Float32Array>;
+  /** One-hot rows: ids [...] → float32 [..., depth]. */
+  oneHot(ids: Ids, depth: number, options?: { out?: Float32Array }): Tensor<Float32Array>;
+  /** Embedding lookup: ids [...] into table [vocab, dim] → [..., dim]. */
+  embedding(ids: Ids, table: Tensor<Float32Array> | { data: Float32Array; dims: [number, number] }, options?: EmbeddingOptions): Tensor<Float32Array>;
+  /** LayerNorm over the last dim (biased variance, two-pass). */
+  layerNorm(x: Floats, options?: { gamma?: Floats; beta?: Floats; eps?: number; out?: Float32Array }): Tensor<Float32Array>;
+  /** RMSNorm over the last dim: x / sqrt(mean(x^2) + eps) * weight. */
+  rmsNorm(x: Floats, options?: { weight?: Floats; eps?: number; out?: Float32Array }): Tensor<Float32Array>;
+  /** Position ids, int32 [batch, length]. */
+  positionIds(batch: number, length: number, options?: PositionIdsOptions): Tensor<Int32Array>;
+  /** `new ak.Embeddings(options)`: the embedding stage bound to this module. */
+  readonly Embeddings: new (options: EmbeddingsOptions) => Embeddings;
 }
