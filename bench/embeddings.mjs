@@ -5,6 +5,7 @@
 // attnkit's own memcpy gather inside wasm.
 import { blocked, evictCaches, fmt, table } from './lib.mjs';
 import { model, node, tensor, valueInfo, FLOAT, INT32 } from './onnx.mjs';
+import { maxAbsDiff } from '../tests/node/helpers.mjs';
 
 const VOCAB = 30522, DIM = 768, L = 512, TYPES = 2, EPS = 1e-12;
 
@@ -38,11 +39,6 @@ function plainJs(out, w, ids, types) {
   }
 }
 
-function maxAbs(a, b) {
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
-  return m;
-}
 
 export async function benchEmbeddings({ simd, scalar }) {
   const w = {
@@ -154,7 +150,7 @@ export async function benchEmbeddings({ simd, scalar }) {
     table(`BERT-base embedding stage, ${regime} caches: ${L} ids, [${VOCAB}, ${DIM}] word table, learned positions, token types, LayerNorm (ms)`,
       ['implementation', 'first call', 'min', 'median', 'attnkit SIMD is', 'max |diff| vs attnkit'],
       Object.entries(r).map(([k, v]) => [k, fmt(v.cold, 3), fmt(v.min, 3), fmt(v.median, 3),
-        `${fmt(v.median / ours)}x faster`, outputs[k] ? maxAbs(outputs[k], ref).toExponential(1) : '-']));
+        `${fmt(v.median / ours)}x faster`, outputs[k] ? maxAbsDiff(outputs[k], ref).toExponential(1) : '-']));
     const fastest = peers.reduce((a, b) => (r[a].median < r[b].median ? a : b));
     const kernel = r['attnkit wasm-simd128, in wasm (no copy out)'].median;
     const floor = r['copy floor: memcpy gather in wasm'].median;

@@ -50,7 +50,7 @@ T* alloc_result(uintptr_t slot, std::size_t count, Status& status) {
   auto* p = static_cast<T*>(std::malloc(count * sizeof(T)));
   if (!p) {
     status = Status::error(Code::out_of_memory, "result",
-                           "could not allocate " + std::to_string(count * sizeof(float)) +
+                           "could not allocate " + std::to_string(count * sizeof(T)) +
                                " bytes in the wasm heap for the result");
   }
   r->data = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p));
@@ -70,15 +70,6 @@ int with_result(uintptr_t slot, std::size_t count, Op op) {
     return fail(std::move(s));
   }
   return 0;
-}
-
-Status check_length(const char* what, double actual, double expected, const char* expected_text) {
-  if (actual != expected) {
-    return Status::error(Code::shape_mismatch, what,
-                         std::string(what) + " has " + show_number(actual) + " elements, expected " +
-                             expected_text + " = " + show_number(expected));
-  }
-  return Status::success();
 }
 
 template <class T>
@@ -221,9 +212,12 @@ int embeddings_forward(uintptr_t slot, double handle, uintptr_t ids, double batc
   x.mask = in<int32_t>(mask);
   x.mask_length = mask_length;
   x.past = past;
-  if (s.ok()) s = e->check_forward(x);
+  if (s.ok()) s = e->prepare(x);
   if (!s.ok()) return fail(std::move(s));
-  return with_result(slot, e->output_size(x), [&](float* out) { return e->forward(out, x); });
+  return with_result(slot, e->output_size(x), [&](float* out) {
+    e->run(out, x);
+    return Status::success();
+  });
 }
 
 void embeddings_free(double handle) {

@@ -107,15 +107,11 @@ Status Embeddings::weight(EmbeddingsWeight which, double length, float*& data, b
     return Status::error(Code::invalid_argument, name,
                          std::string("this module has no ") + name + " weight (see its positional, typeVocabSize and norm options)");
   }
-  if (length != static_cast<double>(storage->size())) {
-    return Status::error(Code::shape_mismatch, name,
-                         std::string(name) + " has " + show_number(length) + " elements, expected " + shape +
-                             " = " + std::to_string(storage->size()));
-  }
-  if (check_only) return Status::success();
+  Status s = check_length(name, length, static_cast<double>(storage->size()), shape);
+  if (!s.ok() || check_only) return s;
   if (set) *set = true;
   data = storage->data();
-  return Status::success();
+  return s;
 }
 
 std::size_t Embeddings::output_size(const Inputs& in) const {
@@ -137,22 +133,17 @@ Status Embeddings::check_forward(const Inputs& in) const {
   s = check_ids("inputIds", in.ids, n, static_cast<int64_t>(config_.vocab_size));
   if (!s.ok()) return s;
   if (in.types) {
-    if (in.types_length != static_cast<double>(n)) {
-      return Status::error(Code::shape_mismatch, "tokenTypeIds",
-                           "tokenTypeIds has " + show_number(in.types_length) + " elements, expected batch * length = " +
-                               std::to_string(n));
-    }
+    s = check_length("tokenTypeIds", in.types_length, static_cast<double>(n), "batch * length");
+    if (!s.ok()) return s;
     if (token_type_.empty()) {
       return Status::error(Code::invalid_argument, "tokenTypeIds", "tokenTypeIds given but the module has typeVocabSize 0");
     }
     s = check_ids("tokenTypeIds", in.types, n, static_cast<int64_t>(config_.type_vocab_size));
     if (!s.ok()) return s;
   }
-  if (in.mask && in.mask_length != in.batch * (in.past + in.length)) {
-    return Status::error(Code::shape_mismatch, "attentionMask",
-                         "attentionMask has " + show_number(in.mask_length) +
-                             " elements, expected batch * (pastLength + length) = " +
-                             show_number(in.batch * (in.past + in.length)));
+  if (in.mask) {
+    s = check_length("attentionMask", in.mask_length, in.batch * (in.past + in.length), "batch * (pastLength + length)");
+    if (!s.ok()) return s;
   }
   if (position_.empty()) return s;
   const int64_t limit = static_cast<int64_t>(config_.max_positions);
@@ -203,22 +194,25 @@ EmbeddingsView Embeddings::view() const {
           static_cast<float>(config_.eps)};
 }
 
-Status Embeddings::forward(float* out, const Inputs& in) {
-  Status s = prepare(in);
-  if (!s.ok()) return s;
+void Embeddings::run(float* out, const Inputs& in, bool reference) const {
   const std::size_t n = static_cast<std::size_t>(in.batch * in.length);
 #if ATTNKIT_HAVE_SIMD
-  simd::embeddings_rows(out, view(), in.ids, positions_.data(), in.types, n);
+  if (!reference) return simd::embeddings_rows(out, view(), in.ids, positions_.data(), in.types, n);
 #else
-  ref::embeddings_rows(out, view(), in.ids, positions_.data(), in.types, n);
+  (void)reference;  // the scalar build has only the reference kernel
 #endif
+  ref::embeddings_rows(out, view(), in.ids, positions_.data(), in.types, n);
+}
+
+Status Embeddings::forward(float* out, const Inputs& in) {
+  Status s = prepare(in);
+  if (s.ok()) run(out, in);
   return s;
 }
 
 Status Embeddings::forward_reference(float* out, const Inputs& in) {
   Status s = prepare(in);
-  if (!s.ok()) return s;
-  ref::embeddings_rows(out, view(), in.ids, positions_.data(), in.types, static_cast<std::size_t>(in.batch * in.length));
+  if (s.ok()) run(out, in, true);
   return s;
 }
 

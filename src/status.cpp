@@ -60,4 +60,13 @@ Status check_output_size(const char* what, double elements) {
   return Status::success();
 }
 
+Status check_length(const char* what, double actual, double expected, const char* expected_text) {
+  if (actual != expected) {
+    return Status::error(Code::shape_mismatch, what,
+                         std::string(what) + " has " + show_number(actual) + " elements, expected " +
+                             expected_text + " = " + show_number(expected));
+  }
+  return Status::success();
+}
+
 }  // namespace attnkit

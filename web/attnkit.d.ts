@@ -154,7 +154,7 @@ export class Attnkit {
   oneHot(ids: Ids, depth: number, options?: { out?: Float32Array }): Tensor<Float32Array>;
   /** Embedding lookup: ids [...] into table [vocab, dim] → [..., dim]. */
   embedding(ids: Ids, table: Tensor<Float32Array> | { data: Float32Array; dims: [number, number] }, options?: EmbeddingOptions): Tensor<Float32Array>;
-  /** LayerNorm over the last dim (biased variance, two-pass). */
+  /** LayerNorm over the last dim (biased variance, stable for large offsets). */
   layerNorm(x: Floats, options?: { gamma?: Floats; beta?: Floats; eps?: number; out?: Float32Array }): Tensor<Float32Array>;
   /** RMSNorm over the last dim: x / sqrt(mean(x^2) + eps) * weight. */
   rmsNorm(x: Floats, options?: { weight?: Floats; eps?: number; out?: Float32Array }): Tensor<Float32Array>;

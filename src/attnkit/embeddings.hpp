@@ -34,14 +34,14 @@ struct EmbeddingsConfig {
 
 Status check_embeddings_config(const EmbeddingsConfig& c);
 
-// The weights of one row computation, as the kernels read them. Null tables are absent terms;
-// null gamma/beta mean 1 and 0.
+// The weights of one row computation, as the kernels read them. Null tables are absent terms.
+// gamma is required when norm is set, beta for LayerNorm (the module always holds both).
 struct EmbeddingsView {
   const float* word;        // [vocab, dim]
   const float* position;    // [max_positions, dim] or null
   const float* token_type;  // [type_vocab, dim] or null
-  const float* gamma;       // [dim] or null
-  const float* beta;        // [dim] or null (LayerNorm only)
+  const float* gamma;       // [dim], LayerNorm and RMSNorm
+  const float* beta;        // [dim], LayerNorm
   int dim;
   float scale;
   NormKind norm;
@@ -85,7 +85,8 @@ class Embeddings {
   //   ([batch, past + length], 1 = token; Hugging Face's cumsum(mask) - 1 with 1 at padding) if
   //   given, else past + arange(length).
   //   out: float32 [batch, length, dim]. Every id, type and position is checked first; on error
-  //   `out` is untouched.
+  //   `out` is untouched. forward = prepare (all checks, then the position ids) + run; callers
+  //   that allocate `out` only after the checks (the bindings) call the two themselves.
   struct Inputs {
     const int32_t* ids = nullptr;
     double batch = 1, length = 0;
@@ -97,17 +98,20 @@ class Embeddings {
     double mask_length = 0;
     double past = 0;
   };
-  Status check_forward(const Inputs& in) const;
   Status forward(float* out, const Inputs& in);
-  // forward with the scalar reference kernel (for tests and the scalar-vs-SIMD benchmark).
+  // forward with the scalar reference kernel (for tests).
   Status forward_reference(float* out, const Inputs& in);
 
+  Status prepare(const Inputs& in);
+  // The kernel over the inputs of the last successful prepare(in).
+  void run(float* out, const Inputs& in, bool reference = false) const;
+  // Elements of the output; valid after a successful prepare(in).
   std::size_t output_size(const Inputs& in) const;
 
  private:
   Embeddings() = default;
   EmbeddingsView view() const;
-  Status prepare(const Inputs& in);  // check_forward, then fill positions_
+  Status check_forward(const Inputs& in) const;
 
   EmbeddingsConfig config_;
   int dim_ = 0;

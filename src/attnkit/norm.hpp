@@ -10,8 +10,9 @@ namespace attnkit {
 // LayerNorm (torch.nn.LayerNorm over the last dim, elementwise affine).
 //   x, out: float32 [rows, dim] (out may alias x); gamma, beta: [dim] (nullptr = 1 and 0).
 //   out[r][i] = (x[r][i] - mean_r) / sqrt(var_r + eps) * gamma[i] + beta[i], with the biased
-//   variance var_r = mean((x[r] - mean_r)^2), computed in two passes so a large common offset in
-//   a row does not cancel the variance away (the one-pass E[x^2] - E[x]^2 would).
+//   variance var_r = mean((x[r] - mean_r)^2). The SIMD build takes E[x^2] - E[x]^2 from one
+//   sweep while mean^2 <= 8 var (at most 3 bits lost) and a second sweep about the mean beyond,
+//   so a large common offset in a row never cancels the variance away.
 Status layer_norm(float* out, const float* x, std::size_t rows, int dim, const float* gamma,
                   const float* beta, double eps);
 

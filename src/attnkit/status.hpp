@@ -47,6 +47,9 @@ constexpr double kMaxOutputElements = 268435456.0;
 
 Status check_output_size(const char* what, double elements);
 
+// Checks a buffer's element count: "what has N elements, expected <expected_text> = M".
+Status check_length(const char* what, double actual, double expected, const char* expected_text);
+
 // A number as messages print it: integers without a decimal point, others exactly (%.17g).
 std::string show_number(double v);
 

@@ -49,29 +49,6 @@ struct row_gather_add {
   }
 };
 
-// y[i] = (y[i] - mean) * r * g[i] + b[i] in place; g and b are never null here (the module keeps
-// gamma = 1 and beta = 0 until set), HasBias is false for RMSNorm.
-template <class Arch, bool HasBias>
-struct row_scale_shift {
-  void operator()(Arch, float* y, int dim, float mean, float r, const float* g, const float* b) const {
-    using bf = xsimd::batch<float, Arch>;
-    constexpr int N = static_cast<int>(bf::size);
-    const bf vm(mean), vr(r);
-    auto at = [&](int i) {
-      bf v = (bf::load_unaligned(y + i) - vm) * vr * bf::load_unaligned(g + i);
-      if (HasBias) v += bf::load_unaligned(b + i);
-      v.store_unaligned(y + i);
-    };
-    int i = 0;
-    for (; i + 2 * N <= dim; i += 2 * N) {
-      at(i);
-      at(i + N);
-    }
-    for (; i + N <= dim; i += N) at(i);
-    for (; i < dim; ++i) y[i] = (y[i] - mean) * r * g[i] + (HasBias ? b[i] : 0.0f);
-  }
-};
-
 // WebAssembly has no prefetch instruction: reading one float per 64-byte line of a row that will
 // be needed soon starts its cache misses while the current row is computed. The sum goes to a
 // volatile so the loads are kept.
@@ -95,29 +72,12 @@ void embeddings_rows(float* out, const EmbeddingsView& w, const int32_t* ids, co
     float sum, sumsq;
     row_gather_add<A>{}(A{}, y, w.word + ids[r] * dim, w.scale, p, t, w.dim, sum, sumsq);
     if (w.norm == NormKind::layer_norm) {
-      float mean = sum / w.dim;
-      float var = sumsq / w.dim - mean * mean;
-      if (!(mean * mean <= 8.0f * var)) {
-        // E[x^2] - E[x]^2 cancels when the mean is large against the spread (at most 3 bits are
-        // lost below this bound): then a second sweep about the mean, as layer_norm_row does.
-        row_sum<A>{}(A{}, y, w.dim, mean, sum, sumsq);
-        const float d = sum / w.dim;
-        var = sumsq / w.dim - d * d;
-        mean += d;
-      }
-      const float rstd = 1.0f / std::sqrt(std::max(var, 0.0f) + w.eps);
-      if (w.gamma && w.beta) {
-        row_scale_shift<A, true>{}(A{}, y, w.dim, mean, rstd, w.gamma, w.beta);
-      } else {
-        row_affine<A>{}(A{}, y, y, w.dim, mean, rstd, w.gamma, w.beta);
-      }
+      float mean, rstd;
+      layer_norm_stats<A>(y, w.dim, sum, sumsq, w.eps, mean, rstd);
+      row_affine<A>::template apply<true, true>(y, y, w.dim, mean, rstd, w.gamma, w.beta);
     } else if (w.norm == NormKind::rms_norm) {
-      const float rrms = 1.0f / std::sqrt(sumsq / w.dim + w.eps);
-      if (w.gamma) {
-        row_scale_shift<A, false>{}(A{}, y, w.dim, 0.0f, rrms, w.gamma, nullptr);
-      } else {
-        row_affine<A>{}(A{}, y, y, w.dim, 0.0f, rrms, nullptr, nullptr);
-      }
+      row_affine<A>::template apply<true, false>(y, y, w.dim, 0.0f, 1.0f / std::sqrt(sumsq / w.dim + w.eps), w.gamma,
+                                                 nullptr);
     }
   }
 }

@@ -44,41 +44,70 @@ struct row_sum {
 
 template <class Arch>
 struct row_affine {
-  // y[i] = (x[i] - mean) * rstd * gamma[i] + beta[i]; gamma/beta may be null (1, 0).
+  // y[i] = (x[i] - mean) * rstd * gamma[i] + beta[i]; gamma/beta may be null (1, 0). The null
+  // checks pick a loop once per row: branches inside the loop measured 20 % slower in V8.
   void operator()(Arch, float* y, const float* x, int dim, float mean, float rstd, const float* gamma,
                   const float* beta) const {
+    if (gamma && beta) return apply<true, true>(y, x, dim, mean, rstd, gamma, beta);
+    if (gamma) return apply<true, false>(y, x, dim, mean, rstd, gamma, beta);
+    if (beta) return apply<false, true>(y, x, dim, mean, rstd, gamma, beta);
+    apply<false, false>(y, x, dim, mean, rstd, gamma, beta);
+  }
+
+  // One variant, for callers that know which of gamma/beta exist (the fused embedding row keeps
+  // its hot loop to a single variant: V8 allocates registers worse in a function holding all four).
+  template <bool G, bool B>
+  static void apply(float* y, const float* x, int dim, float mean, float rstd, const float* gamma,
+                   const float* beta) {
     using bf = xsimd::batch<float, Arch>;
     constexpr int N = static_cast<int>(bf::size);
     const bf m(mean), r(rstd);
-    int i = 0;
-    for (; i + N <= dim; i += N) {
+    auto at = [&](int i) {
       bf v = (bf::load_unaligned(x + i) - m) * r;
-      if (gamma) v *= bf::load_unaligned(gamma + i);
-      if (beta) v += bf::load_unaligned(beta + i);
+      if (G) v *= bf::load_unaligned(gamma + i);
+      if (B) v += bf::load_unaligned(beta + i);
       v.store_unaligned(y + i);
+    };
+    int i = 0;
+    for (; i + 2 * N <= dim; i += 2 * N) {
+      at(i);
+      at(i + N);
     }
+    for (; i + N <= dim; i += N) at(i);
     for (; i < dim; ++i) {
       float v = (x[i] - mean) * rstd;
-      if (gamma) v *= gamma[i];
-      if (beta) v += beta[i];
+      if (G) v *= gamma[i];
+      if (B) v += beta[i];
       y[i] = v;
     }
   }
 };
 
-// LayerNorm of one row in two passes over the (cache-resident) row: the mean, then squared
-// deviations from it. Robust to large offsets and to outliers, unlike E[x^2] - E[x]^2.
+// LayerNorm's mean and 1/sqrt(var + eps) of the row x, from its sum and sum of squares (taken
+// about 0 by the caller's first sweep). E[x^2] - E[x]^2 loses at most 3 bits while
+// mean^2 <= 8 var; beyond that (a large common offset) it would cancel, so the statistics are
+// taken again about the mean in a second sweep over the (cache-resident) row.
+template <class Arch>
+inline void layer_norm_stats(const float* x, int dim, float sum, float sumsq, float eps, float& mean,
+                             float& rstd) {
+  mean = sum / dim;
+  float var = sumsq / dim - mean * mean;
+  if (!(mean * mean <= 8.0f * var)) {
+    row_sum<Arch>{}(Arch{}, x, dim, mean, sum, sumsq);
+    const float d = sum / dim;  // ~0: the rounding left in the mean, corrected for exactly
+    var = sumsq / dim - d * d;
+    mean += d;
+  }
+  rstd = 1.0f / std::sqrt(std::max(var, 0.0f) + eps);
+}
+
 template <class Arch>
 inline void layer_norm_row(float* y, const float* x, int dim, const float* gamma, const float* beta,
                            float eps) {
-  float sum, sumsq;
+  float sum, sumsq, mean, rstd;
   row_sum<Arch>{}(Arch{}, x, dim, 0.0f, sum, sumsq);
-  const float mean = sum / dim;
-  row_sum<Arch>{}(Arch{}, x, dim, mean, sum, sumsq);
-  const float d = sum / dim;  // ~0: the rounding left in the mean, corrected for exactly
-  const float var = std::max(sumsq / dim - d * d, 0.0f);
-  const float rstd = 1.0f / std::sqrt(var + eps);
-  row_affine<Arch>{}(Arch{}, y, x, dim, mean + d, rstd, gamma, beta);
+  layer_norm_stats<Arch>(x, dim, sum, sumsq, eps, mean, rstd);
+  row_affine<Arch>{}(Arch{}, y, x, dim, mean, rstd, gamma, beta);
 }
 
 template <class Arch>

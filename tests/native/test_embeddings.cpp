@@ -149,7 +149,9 @@ TEST(Embeddings, FusedLayerNormSurvivesLargeCommonOffsets) {
       auto word = random_vec(static_cast<std::size_t>(3) * dim, dim);
       for (auto& v : word) v += offset;
       const std::vector<int32_t> ids{0, 1, 2, 1};
-      const EmbeddingsView v{word.data(), nullptr, nullptr, nullptr, nullptr, dim, 1.0f, NormKind::layer_norm, 1e-12f};
+      const std::vector<float> gamma(dim, 1.0f), beta(dim, 0.0f);
+      const EmbeddingsView v{word.data(), nullptr, nullptr, gamma.data(), beta.data(), dim, 1.0f, NormKind::layer_norm,
+                             1e-12f};
       std::vector<float> r(4 * static_cast<std::size_t>(dim)), s(r.size());
       ref::embeddings_rows(r.data(), v, ids.data(), nullptr, nullptr, 4);
       simd::embeddings_rows(s.data(), v, ids.data(), nullptr, nullptr, 4);
