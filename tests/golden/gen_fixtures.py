@@ -298,7 +298,228 @@ def embeddings():
                               "cases": cases})
 
 
+
+# ------------------------------------------------------------------------------------- attention
+def alibi_slopes_bloom(n):
+    """Hugging Face BLOOM's build_alibi_tensor slopes (the ALiBi paper's rule), in float32."""
+    closest = 2 ** math.floor(math.log2(n))
+    base = torch.tensor(2 ** (-(2 ** -(math.log2(closest) - 3))), dtype=torch.float32)
+    slopes = torch.pow(base, torch.arange(1, 1 + closest, dtype=torch.int32))
+    if closest != n:
+        extra_base = torch.tensor(2 ** (-(2 ** -(math.log2(2 * closest) - 3))), dtype=torch.float32)
+        remaining = min(closest, n - closest)
+        powers = torch.arange(1, 1 + 2 * remaining, 2, dtype=torch.int32)
+        slopes = torch.cat([slopes, torch.pow(extra_base, powers)], dim=0)
+    return slopes
+
+
+def explicit_attention(q, k, v, additive, scale):
+    """softmax(q k^T * scale + additive) v per head, GQA by repeating k/v heads (HF repeat_kv).
+    Rows whose keys are all masked come out as zeros (attnkit's documented choice; torch gives NaN)."""
+    group = q.shape[1] // k.shape[1]
+    k = k.repeat_interleave(group, dim=1)
+    v = v.repeat_interleave(group, dim=1)
+    scores = q @ k.transpose(-1, -2) * scale + additive
+    weights = torch.softmax(scores, dim=-1)
+    dead = torch.isinf(scores).all(dim=-1, keepdim=True) & (scores < 0).all(dim=-1, keepdim=True)
+    weights = torch.where(dead, torch.zeros_like(weights), weights)
+    return weights @ v, weights
+
+
+def attention():
+    g = torch.Generator().manual_seed(4)
+    cases = []
+    specs = [
+        # name, B, H, Hkv, Lq, Lk, d, dv, causal, mask ("none" | "padding" | "bool4" | "additive2" | "dead-row"),
+        # alibi, scale (None = 1/sqrt(d))
+        ("tiny", 1, 1, 1, 1, 1, 1, 1, False, "none", False, None),
+        ("mha-odd", 2, 3, 3, 5, 7, 5, 5, False, "none", False, None),
+        ("gqa-causal", 1, 6, 2, 7, 7, 8, 8, True, "none", False, None),
+        ("mqa-cache-causal", 1, 5, 1, 3, 10, 16, 16, True, "none", False, None),
+        ("padding-mask", 2, 2, 2, 6, 6, 4, 3, False, "padding", False, None),
+        ("pad-and-causal", 2, 3, 3, 6, 6, 7, 7, True, "padding", False, None),
+        ("bool-full-shape", 2, 2, 1, 4, 5, 6, 6, False, "bool4", False, None),
+        ("additive-broadcast", 1, 3, 3, 5, 9, 4, 4, False, "additive2", False, 0.3),
+        ("fully-masked-row", 1, 2, 2, 4, 4, 3, 3, False, "dead-row", False, None),
+        ("alibi-5-heads-causal", 1, 5, 5, 9, 9, 3, 3, True, "none", True, None),
+        ("alibi-bidirectional-cache", 2, 3, 3, 4, 6, 8, 8, False, "padding", True, None),
+        ("query-longer-than-keys-causal", 1, 2, 2, 6, 4, 4, 4, True, "none", False, None),
+        ("multi-tile-causal", 1, 2, 1, 150, 300, 16, 12, True, "none", True, None),
+    ]
+    for name, B, H, Hkv, Lq, Lk, d, dv, causal, mask_kind, alibi, scale in specs:
+        q = torch.randn(B, H, Lq, d, generator=g)
+        k = torch.randn(B, Hkv, Lk, d, generator=g)
+        v = torch.randn(B, Hkv, Lk, dv, generator=g)
+        sc = 1 / math.sqrt(d) if scale is None else scale
+        additive = torch.zeros(1, 1, Lq, Lk)
+        case = {"name": name, "dims": [B, H, Hkv, Lq, Lk, d, dv], "causal": causal, "alibi": alibi,
+                "q": f32list(q), "k": f32list(k), "v": f32list(v)}
+        if scale is not None:
+            case["scale"] = scale
+        if mask_kind == "padding":
+            lengths = [Lk - 2 * b for b in range(B)]
+            keep = torch.tensor([[1 if j < n else 0 for j in range(Lk)] for n in lengths], dtype=torch.bool)
+            case["mask"] = {"type": "bool", "dims": [B, 1, 1, Lk], "data": i32list(keep.int())}
+            additive = additive + torch.zeros(B, 1, 1, Lk).masked_fill(~keep.view(B, 1, 1, Lk), float("-inf"))
+        elif mask_kind == "bool4":
+            keep = torch.rand(B, H, Lq, Lk, generator=g) > 0.3
+            keep[..., 0] = True
+            case["mask"] = {"type": "bool", "dims": [B, H, Lq, Lk], "data": i32list(keep.int())}
+            additive = additive + torch.zeros(B, H, Lq, Lk).masked_fill(~keep, float("-inf"))
+        elif mask_kind == "additive2":
+            m = torch.randn(Lq, Lk, generator=g)
+            m[1, 3] = float("-inf")
+            # JSON has no -Infinity: null stands for it in fixture masks.
+            case["mask"] = {"type": "float32", "dims": [Lq, Lk],
+                            "data": [None if math.isinf(x) else float(x) for x in m.reshape(-1).tolist()]}
+            additive = additive + m
+        elif mask_kind == "dead-row":
+            keep = torch.ones(1, 1, Lq, Lk, dtype=torch.bool)
+            keep[0, 0, 2, :] = False
+            case["mask"] = {"type": "bool", "dims": [1, 1, Lq, Lk], "data": i32list(keep.int())}
+            additive = additive + torch.zeros(1, 1, Lq, Lk).masked_fill(~keep, float("-inf"))
+        if causal:  # bottom-right aligned: query i sees keys j <= (Lk - Lq) + i
+            tril = torch.ones(Lq, Lk, dtype=torch.bool).tril(diagonal=Lk - Lq)
+            additive = additive + torch.zeros(Lq, Lk).masked_fill(~tril, float("-inf"))
+        if alibi:  # BLOOM's form: slope * key position (softmax ignores the per-row constant)
+            slopes = alibi_slopes_bloom(H)
+            additive = additive + slopes.view(1, H, 1, 1) * torch.arange(Lk, dtype=torch.float32).view(1, 1, 1, Lk)
+        out, weights = explicit_attention(q, k, v, additive, sc)
+        case["out"] = f32list(out)
+        if Lq * Lk * H * B <= 4096:
+            case["weights"] = f32list(weights)
+        cases.append(case)
+
+    masks = {
+        "padding": {"ids": [[5, 6, 0, 0], [7, 0, 3, 0]], "padId": 0,
+                    "out": i32list(torch.tensor([[5, 6, 0, 0], [7, 0, 3, 0]]).ne(0).int())},
+        "causal": [{"q": lq, "k": lk, "out": i32list(torch.ones(lq, lk).tril(diagonal=lk - lq).int())}
+                   for lq, lk in [(1, 1), (4, 4), (3, 7), (5, 2)]],
+    }
+    slopes = {str(n): f32list(alibi_slopes_bloom(n)) for n in [1, 2, 3, 5, 6, 8, 12, 16, 24, 33]}
+    write("attention.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__,
+                             "cases": cases, "masks": masks, "alibiSlopes": slopes})
+
+
+# ---------------------------------------------------------------------------------------- rotary
+def hf_inv_freq(dim, base, scaling, seq_len):
+    """Hugging Face modeling_rope_utils inverse frequencies and attention factor, written out."""
+    def default(b):
+        return 1.0 / (b ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+    kind = scaling.get("type", "none")
+    if kind == "none":
+        return default(base), 1.0
+    factor = scaling["factor"]
+    if kind == "linear":
+        return default(base) / factor, 1.0
+    if kind == "dynamic":
+        mpe = scaling["originalMaxPositions"]
+        if seq_len > mpe:
+            base = base * ((factor * seq_len / mpe) - (factor - 1)) ** (dim / (dim - 2))
+        return default(base), 1.0
+    if kind == "llama3":
+        inv = default(base)
+        low, high, old = scaling["lowFreqFactor"], scaling["highFreqFactor"], scaling["originalMaxPositions"]
+        low_wl, high_wl = old / low, old / high
+        wavelen = 2 * math.pi / inv
+        inv_l = torch.where(wavelen > low_wl, inv / factor, inv)
+        smooth = (old / wavelen - low) / (high - low)
+        smoothed = (1 - smooth) * inv_l / factor + smooth * inv_l
+        medium = ~(wavelen < high_wl) * ~(wavelen > low_wl)
+        return torch.where(medium, smoothed, inv_l), 1.0
+    if kind == "yarn":
+        orig = scaling["originalMaxPositions"]
+        mscale, mscale_all = scaling.get("mscale"), scaling.get("mscaleAllDim")
+
+        def get_mscale(s, m=1):
+            return 1.0 if s <= 1 else 0.1 * m * math.log(s) + 1.0
+        att = scaling.get("attentionFactor")
+        if att is None:
+            att = get_mscale(factor, mscale) / get_mscale(factor, mscale_all) if mscale and mscale_all \
+                else get_mscale(factor)
+        beta_fast, beta_slow = scaling.get("betaFast", 32), scaling.get("betaSlow", 1)
+
+        def corr(rot):
+            return (dim * math.log(orig / (rot * 2 * math.pi))) / (2 * math.log(base))
+        lo, hi = corr(beta_fast), corr(beta_slow)
+        if scaling.get("truncate", True):
+            lo, hi = math.floor(lo), math.ceil(hi)
+        lo, hi = max(lo, 0), min(hi, dim - 1)
+        if lo == hi:
+            hi += 0.001
+        ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float32) - lo) / (hi - lo), 0, 1)
+        pos_freqs = base ** (torch.arange(0, dim, 2).float() / dim)
+        extra, inter = 1.0 / pos_freqs, 1.0 / (factor * pos_freqs)
+        ef = 1 - ramp
+        return inter * (1 - ef) + extra * ef, float(att)
+    raise ValueError(kind)
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rotate_every_two(x):
+    x1, x2 = x[..., ::2], x[..., 1::2]
+    return torch.stack((-x2, x1), dim=-1).flatten(-2)
+
+
+def apply_rope(x, positions, rd, base, layout, scaling):
+    """LLaMA's apply_rotary_pos_emb ('half') or GPT-J's ('interleaved'), partial rotary as NeoX."""
+    seq_len = int(positions.max()) + 1
+    inv, att = hf_inv_freq(rd, base, scaling, seq_len)
+    freqs = positions.float()[..., None] * inv  # [..., L, rd/2], float32 as HF's matmul
+    if layout == "half":
+        emb = torch.cat((freqs, freqs), dim=-1)
+        rot = rotate_half
+    else:
+        emb = freqs.repeat_interleave(2, dim=-1)
+        rot = rotate_every_two
+    cos, sin = emb.cos() * att, emb.sin() * att
+    if positions.dim() == 2:  # [B, L] -> broadcast over heads
+        cos, sin = cos[:, None], sin[:, None]
+    xr, xp = x[..., :rd], x[..., rd:]
+    return torch.cat((xr * cos + rot(xr) * sin, xp), dim=-1), inv
+
+
+def rotary():
+    g = torch.Generator().manual_seed(5)
+    cases = []
+    specs = [
+        # name, B, H, L, d, rd, base, layout, scaling, positions ("offset:N" | "batch")
+        ("llama-half", 1, 2, 5, 8, 8, 10000.0, "half", {}, "offset:0"),
+        ("gptj-interleaved-partial", 2, 1, 4, 10, 6, 10000.0, "interleaved", {}, "offset:3"),
+        ("neox-half-partial-odd", 1, 3, 3, 13, 4, 10000.0, "half", {}, "offset:7"),
+        ("per-batch-positions", 2, 2, 4, 16, 16, 500000.0, "half", {}, "batch"),
+        ("linear", 1, 1, 6, 8, 8, 10000.0, "half", {"type": "linear", "factor": 4.0}, "offset:2"),
+        ("dynamic-short", 1, 1, 4, 8, 8, 10000.0, "half", {"type": "dynamic", "factor": 2.0,
+                                                            "originalMaxPositions": 16}, "offset:0"),
+        ("dynamic-long", 1, 1, 5, 8, 8, 10000.0, "half", {"type": "dynamic", "factor": 2.0,
+                                                           "originalMaxPositions": 16}, "offset:40"),
+        ("yarn", 1, 2, 5, 32, 32, 10000.0, "half", {"type": "yarn", "factor": 4.0,
+                                                     "originalMaxPositions": 64}, "offset:100"),
+        ("yarn-mscale", 1, 1, 3, 16, 16, 10000.0, "interleaved",
+         {"type": "yarn", "factor": 8.0, "originalMaxPositions": 32, "mscale": 0.707, "mscaleAllDim": 1.0,
+          "betaFast": 16.0, "betaSlow": 2.0}, "offset:50"),
+        ("llama3", 1, 2, 4, 64, 64, 500000.0, "half", {"type": "llama3", "factor": 8.0, "lowFreqFactor": 1.0,
+                                                        "highFreqFactor": 4.0, "originalMaxPositions": 64},
+         "offset:20"),
+    ]
+    for name, B, H, L, d, rd, base, layout, scaling, pos in specs:
+        x = torch.randn(B, H, L, d, generator=g)
+        if pos == "batch":
+            positions = torch.tensor([[0, 1, 2, 3], [1, 1, 2, 9]])[:B, :L]
+        else:
+            positions = torch.arange(L) + int(pos.split(":")[1])
+        out, inv = apply_rope(x, positions, rd, base, layout, scaling)
+        cases.append({"name": name, "dims": [B, H, L, d], "rotaryDim": rd, "base": base, "layout": layout,
+                      "scaling": scaling, "positions": i32list(positions), "perBatch": positions.dim() == 2,
+                      "x": f32list(x), "out": f32list(out), "invFreq": f32list(inv)})
+    write("rotary.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__,
+                          "cases": cases})
+
 if __name__ == "__main__":
-    which = sys.argv[1:] or ["positional", "embedding", "embeddings"]
+    which = sys.argv[1:] or ["positional", "embedding", "embeddings", "attention", "rotary"]
     for name in which:
         globals()[name]()

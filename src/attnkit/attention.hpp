@@ -1,0 +1,106 @@
+// Scaled dot-product attention (Vaswani et al. 2017, eq. 1) with grouped-query heads, masks,
+// ALiBi biases and causal masking, in the semantics of torch.nn.functional.scaled_dot_product_attention.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "attnkit/status.hpp"
+
+namespace attnkit {
+
+// A [batch, heads, length, dim] tensor seen through strides counted in floats; the last dim is
+// contiguous. Contiguous [B, H, L, d] has strides {H*L*d, L*d, d}; the [B, L, H*d] layout of a
+// projection output has {L*H*d, d, H*d}, so heads are read in place without a transposed copy.
+template <class T>
+struct Heads {
+  T* data = nullptr;
+  std::size_t batch_stride = 0, head_stride = 0, row_stride = 0;
+
+  T* row(int b, int h, int i) const { return data + b * batch_stride + h * head_stride + i * row_stride; }
+};
+
+enum class MaskKind : int {
+  none = 0,
+  boolean = 1,   // uint8: 1 = may attend, 0 = may not (PyTorch's scaled_dot_product_attention)
+  additive = 2,  // float32 added to the scaled scores; -inf = may not attend
+};
+
+// A mask broadcast like PyTorch to [batch, heads, q_len, kv_len]: dims[0..2] are each 1 or the
+// full size, dims[3] == kv_len. Row-major, contiguous.
+struct MaskView {
+  MaskKind kind = MaskKind::none;
+  const void* data = nullptr;
+  int dims[4] = {1, 1, 1, 1};
+
+  // Offset of the mask row that applies to (b, h, i).
+  std::size_t row_offset(int b, int h, int i) const {
+    const std::size_t n3 = dims[3], n2 = dims[2], n1 = dims[1];
+    return ((static_cast<std::size_t>(dims[0] > 1 ? b : 0) * n1 + (dims[1] > 1 ? h : 0)) * n2 +
+            (dims[2] > 1 ? i : 0)) * n3;
+  }
+};
+
+struct AttentionShape {
+  int batch = 0, heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_dim = 0, v_dim = 0;
+};
+
+// Attention for every (batch b, head h, query i):
+//   s[j]   = scale * dot(q[b,h,i], k[b,g,j]) + alibi[h] * (j - p_i) + mask[b,h,i,j]
+//   w      = softmax_j(s)          out[b,h,i] = sum_j w[j] * v[b,g,j]
+// with g = h / (heads / kv_heads) (grouped-query attention; kv_heads == heads is multi-head,
+// kv_heads == 1 multi-query). p_i = (kv_len - q_len) + i is the query's position when the keys
+// include kv_len - q_len cached ones. Key j is masked when the boolean mask is 0, the additive
+// mask is -inf, or (causal) j > p_i: the causal mask is aligned to the bottom right, as
+// Hugging Face decoders with a KV cache use it (PyTorch's is_causal aligns top left; the two agree
+// when q_len == kv_len). A query whose keys are all masked gets a zero output row and zero
+// weights, never NaN (PyTorch returns NaN there).
+//
+// The ALiBi term is the paper's -m * (p_i - j); softmax ignores a per-row constant, so this gives
+// the same weights as BLOOM's m * j.
+//
+// Shapes: q [B, H, Lq, d], k [B, Hkv, Lk, d], v [B, Hkv, Lk, dv], out [B, H, Lq, dv] (strided
+// views), weights nullptr or contiguous [B, H, Lq, Lk], alibi nullptr or [H] slopes.
+struct AttentionArgs {
+  AttentionShape shape;
+  Heads<const float> q, k, v;
+  Heads<float> out;
+  float* weights = nullptr;
+  MaskView mask;
+  float scale = 0;
+  bool causal = false;
+  const float* alibi = nullptr;
+};
+
+// Checks the seven sizes (doubles from JavaScript) and fills `shape`: all integers, heads a
+// multiple of kv_heads, sizes and element counts within limits.
+Status check_attention_shape(double batch, double heads, double kv_heads, double q_len, double kv_len,
+                             double head_dim, double v_dim, AttentionShape& shape);
+
+// Checks mask dims (each 1 or the full size, the last == kv_len) against `length` elements.
+Status check_attention_mask(MaskKind kind, const double dims[4], double length, const AttentionShape& shape,
+                            MaskView& mask);
+
+// Validated entry: checks scale, allocates the kernel's scratch (out_of_memory if it cannot) and
+// runs the xsimd kernel in SIMD builds, the scalar reference otherwise. Shape and mask must have
+// passed the checks above; the pointers must cover the shapes.
+Status attention(const AttentionArgs& args);
+
+// Floats of scratch the SIMD kernel needs for `shape` (with or without weights).
+std::size_t attention_scratch_floats(const AttentionShape& shape, bool weights);
+
+namespace ref {
+// One query row at a time: scores, softmax, weighted sum. O(Lk) memory, readable, slow.
+void attention(const AttentionArgs& args);
+}  // namespace ref
+
+namespace simd {
+// Tiled online softmax (Milakov & Gimelshein 2018; FlashAttention): blocks of 4 queries stream
+// over key tiles, keep a running max and sum per row and rescale the partial output, so the
+// [Lq, Lk] score matrix never exists. Key tiles past a block's causal limit are skipped. With
+// weights requested, the tile is the whole key row (the weights are the output anyway).
+// `scratch`: attention_scratch_floats(shape, weights != nullptr) floats.
+void attention(const AttentionArgs& args, float* scratch);
+}  // namespace simd
+
+}  // namespace attnkit

@@ -1,0 +1,263 @@
+// xsimd attention kernel (contract in attnkit/attention.hpp): tiled online softmax.
+//
+// Per (batch, kv head) the keys are packed once into panels of kNR keys, [Lk/kNR][d][kNR], so
+// the score microkernel reads them sequentially with keys in SIMD lanes. Then, per query head of
+// the group and per block of kMR queries:
+//   for each key tile (kTile keys, stopping at the block's causal limit):
+//     S = Q_blk K_tile^T                       (qk_tile: kMR x kNR register block)
+//     s = scale * S + alibi + mask; m' = max(m, rowmax s); p = exp(s - m')
+//     l = l * exp(m - m') + sum p;  O = O * exp(m - m') + P V_tile   (pv_tile)
+//   out = O / l   (0 where every key was masked)
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "attnkit/attention.hpp"
+#include "attnkit/simd_arch.hpp"
+#include "simd/exp.hpp"
+
+namespace attnkit::simd {
+
+namespace {
+
+using bf = vfloat;
+constexpr int kN = static_cast<int>(kLanes);
+constexpr int kMR = 4;         // queries per block
+constexpr int kNR = 2 * kN;    // keys per score microkernel: two vectors
+constexpr int kTile = 128;     // keys per tile: 4 x 128 scores + a 128 x dv slice of V stay in L1
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
+
+// S[r][j] = dot(q[r], key j) for r < kMR and j < np (a multiple of kNR). `panel` points at the
+// first packed panel of the tile: kNR keys x d, key-minor.
+template <class Arch>
+struct qk_tile {
+  void operator()(Arch, const float* const q[kMR], const float* panel, int d, int np, float* S, int lds) const {
+    for (int j = 0; j < np; j += kNR, panel += static_cast<std::size_t>(d) * kNR) {
+      bf a00(0.f), a01(0.f), a10(0.f), a11(0.f), a20(0.f), a21(0.f), a30(0.f), a31(0.f);
+      const float* k = panel;
+      for (int c = 0; c < d; ++c, k += kNR) {
+        const bf k0 = bf::load_aligned(k), k1 = bf::load_aligned(k + kN);
+        const bf q0(q[0][c]), q1(q[1][c]), q2(q[2][c]), q3(q[3][c]);
+        a00 = xsimd::fma(q0, k0, a00); a01 = xsimd::fma(q0, k1, a01);
+        a10 = xsimd::fma(q1, k0, a10); a11 = xsimd::fma(q1, k1, a11);
+        a20 = xsimd::fma(q2, k0, a20); a21 = xsimd::fma(q2, k1, a21);
+        a30 = xsimd::fma(q3, k0, a30); a31 = xsimd::fma(q3, k1, a31);
+      }
+      a00.store_aligned(S + j); a01.store_aligned(S + j + kN);
+      a10.store_aligned(S + lds + j); a11.store_aligned(S + lds + j + kN);
+      a20.store_aligned(S + 2 * lds + j); a21.store_aligned(S + 2 * lds + j + kN);
+      a30.store_aligned(S + 3 * lds + j); a31.store_aligned(S + 3 * lds + j + kN);
+    }
+  }
+};
+
+// O[r][:] += sum_{j < n} P[r][j] * v_j for r < kMR; v_j = v + j * vstride, O rows of dv floats.
+template <class Arch>
+struct pv_tile {
+  void operator()(Arch, const float* P, int lds, const float* v, std::size_t vstride, int n, float* O, int dv) const {
+    const float *p0 = P, *p1 = P + lds, *p2 = P + 2 * lds, *p3 = P + 3 * lds;
+    float *o0 = O, *o1 = O + dv, *o2 = O + 2 * dv, *o3 = O + 3 * dv;
+    int c = 0;
+    for (; c + 2 * kN <= dv; c += 2 * kN) {
+      bf a00 = bf::load_unaligned(o0 + c), a01 = bf::load_unaligned(o0 + c + kN);
+      bf a10 = bf::load_unaligned(o1 + c), a11 = bf::load_unaligned(o1 + c + kN);
+      bf a20 = bf::load_unaligned(o2 + c), a21 = bf::load_unaligned(o2 + c + kN);
+      bf a30 = bf::load_unaligned(o3 + c), a31 = bf::load_unaligned(o3 + c + kN);
+      const float* vj = v + c;
+      for (int j = 0; j < n; ++j, vj += vstride) {
+        const bf v0 = bf::load_unaligned(vj), v1 = bf::load_unaligned(vj + kN);
+        const bf w0(p0[j]), w1(p1[j]), w2(p2[j]), w3(p3[j]);
+        a00 = xsimd::fma(w0, v0, a00); a01 = xsimd::fma(w0, v1, a01);
+        a10 = xsimd::fma(w1, v0, a10); a11 = xsimd::fma(w1, v1, a11);
+        a20 = xsimd::fma(w2, v0, a20); a21 = xsimd::fma(w2, v1, a21);
+        a30 = xsimd::fma(w3, v0, a30); a31 = xsimd::fma(w3, v1, a31);
+      }
+      a00.store_unaligned(o0 + c); a01.store_unaligned(o0 + c + kN);
+      a10.store_unaligned(o1 + c); a11.store_unaligned(o1 + c + kN);
+      a20.store_unaligned(o2 + c); a21.store_unaligned(o2 + c + kN);
+      a30.store_unaligned(o3 + c); a31.store_unaligned(o3 + c + kN);
+    }
+    for (; c + kN <= dv; c += kN) {
+      bf a0 = bf::load_unaligned(o0 + c), a1 = bf::load_unaligned(o1 + c);
+      bf a2 = bf::load_unaligned(o2 + c), a3 = bf::load_unaligned(o3 + c);
+      const float* vj = v + c;
+      for (int j = 0; j < n; ++j, vj += vstride) {
+        const bf x = bf::load_unaligned(vj);
+        a0 = xsimd::fma(bf(p0[j]), x, a0); a1 = xsimd::fma(bf(p1[j]), x, a1);
+        a2 = xsimd::fma(bf(p2[j]), x, a2); a3 = xsimd::fma(bf(p3[j]), x, a3);
+      }
+      a0.store_unaligned(o0 + c); a1.store_unaligned(o1 + c);
+      a2.store_unaligned(o2 + c); a3.store_unaligned(o3 + c);
+    }
+    for (; c < dv; ++c) {  // scalar tail
+      float s0 = o0[c], s1 = o1[c], s2 = o2[c], s3 = o3[c];
+      const float* vj = v + c;
+      for (int j = 0; j < n; ++j, vj += vstride) {
+        s0 += p0[j] * *vj; s1 += p1[j] * *vj; s2 += p2[j] * *vj; s3 += p3[j] * *vj;
+      }
+      o0[c] = s0; o1[c] = s1; o2[c] = s2; o3[c] = s3;
+    }
+  }
+};
+
+// Everything one score row needs besides its numbers.
+struct RowContext {
+  float scale, slope;  // slope 0 = no ALiBi
+  int position;        // the query's position p_i
+  bool causal;
+  const MaskView* mask;
+  std::size_t mask_row;
+};
+
+// Turns row s[0..np) (raw dots of keys j0 + jj) into probabilities p = exp(score - m') in place,
+// updating the running max m and sum l; returns alpha = exp(m_old - m'), the factor for the
+// row's partial output. Keys jj >= n are padding.
+template <class Arch>
+struct softmax_tile_row {
+  float operator()(Arch, float* s, int j0, int n, int np, const RowContext& rc, float& m, float& l) const {
+    const bf scale(rc.scale);
+    if (rc.slope != 0.f) {  // ALiBi: + slope * (j - p)
+      const bf slope(rc.slope);
+      alignas(64) float iota[kN];
+      for (int t = 0; t < kN; ++t) iota[t] = static_cast<float>(t);
+      bf dist = bf::load_aligned(iota) + bf(static_cast<float>(j0 - rc.position));
+      for (int jj = 0; jj < np; jj += kN, dist += bf(static_cast<float>(kN)))
+        xsimd::fma(bf::load_aligned(s + jj), scale, slope * dist).store_aligned(s + jj);
+    } else {
+      for (int jj = 0; jj < np; jj += kN) (bf::load_aligned(s + jj) * scale).store_aligned(s + jj);
+    }
+    if (rc.mask->kind == MaskKind::additive) {
+      const float* mrow = static_cast<const float*>(rc.mask->data) + rc.mask_row + j0;
+      int jj = 0;
+      for (; jj + kN <= n; jj += kN) (bf::load_aligned(s + jj) + bf::load_unaligned(mrow + jj)).store_aligned(s + jj);
+      for (; jj < n; ++jj) s[jj] += mrow[jj];
+    } else if (rc.mask->kind == MaskKind::boolean) {
+      const uint8_t* mrow = static_cast<const uint8_t*>(rc.mask->data) + rc.mask_row + j0;
+      for (int jj = 0; jj < n; ++jj)
+        if (!mrow[jj]) s[jj] = kNegInf;
+    }
+    // Keys past the causal limit or past the end of the tile.
+    const int visible = rc.causal ? std::min(n, std::max(0, rc.position - j0 + 1)) : n;
+    for (int jj = visible; jj < np; ++jj) s[jj] = kNegInf;
+
+    bf vmax(kNegInf);
+    for (int jj = 0; jj < np; jj += kN) vmax = xsimd::max(vmax, bf::load_aligned(s + jj));
+    alignas(64) float lanes[kN];
+    vmax.store_aligned(lanes);
+    float tile_max = kNegInf;
+    for (int t = 0; t < kN; ++t) tile_max = std::max(tile_max, lanes[t]);
+
+    const float m_new = std::max(m, tile_max);
+    if (m_new == kNegInf) {  // nothing visible yet: no contribution
+      for (int jj = 0; jj < np; ++jj) s[jj] = 0.f;
+      return 1.f;
+    }
+    const float alpha = m == kNegInf ? 0.f : std::exp(m - m_new);
+    const exp_nonpositive<Arch> exp;
+    const bf shift(m_new);
+    bf sum0(0.f), sum1(0.f);
+    int jj = 0;
+    for (; jj + 2 * kN <= np; jj += 2 * kN) {
+      const bf p0 = exp(bf::load_aligned(s + jj) - shift), p1 = exp(bf::load_aligned(s + jj + kN) - shift);
+      p0.store_aligned(s + jj);
+      p1.store_aligned(s + jj + kN);
+      sum0 += p0;
+      sum1 += p1;
+    }
+    for (; jj < np; jj += kN) {
+      const bf p = exp(bf::load_aligned(s + jj) - shift);
+      p.store_aligned(s + jj);
+      sum0 += p;
+    }
+    l = l * alpha + xsimd::hadd(sum0 + sum1);
+    m = m_new;
+    return alpha;
+  }
+};
+
+}  // namespace
+}  // namespace attnkit::simd
+
+namespace attnkit {
+std::size_t attention_scratch_floats(const AttentionShape& s, bool weights) {
+  const std::size_t keys = static_cast<std::size_t>(simd::round_up(std::max(s.kv_len, 1), simd::kNR));
+  const std::size_t tile = weights ? keys : simd::kTile;
+  // 16 floats of slack: the start is rounded up to 64 bytes for aligned loads.
+  return keys * s.head_dim + simd::kMR * tile + static_cast<std::size_t>(simd::kMR) * s.v_dim + 16;
+}
+}  // namespace attnkit
+
+namespace attnkit::simd {
+
+void attention(const AttentionArgs& a, float* scratch) {
+  using Arch = simd_arch;
+  const AttentionShape& s = a.shape;
+  const int d = s.head_dim, dv = s.v_dim, lk = s.kv_len;
+  const int keys = round_up(std::max(lk, 1), kNR);
+  const int tile = a.weights ? keys : kTile;
+  const int group = s.heads / s.kv_heads, offset = lk - s.q_len;
+
+  float* base = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(scratch) + 63) & ~std::uintptr_t(63));
+  float* packed = base;                                        // [keys / kNR][d][kNR]
+  float* S = packed + static_cast<std::size_t>(keys) * d;      // [kMR][tile]
+  float* O = S + static_cast<std::size_t>(kMR) * tile;         // [kMR][dv]
+
+  for (int b = 0; b < s.batch; ++b) {
+    for (int g = 0; g < s.kv_heads; ++g) {
+      // Pack the keys: panel jp holds keys jp*kNR .. +kNR, one row of kNR per head-dim index.
+      for (int j = 0; j < keys; ++j) {
+        float* dst = packed + static_cast<std::size_t>(j / kNR) * d * kNR + (j % kNR);
+        if (j < lk) {
+          const float* k = a.k.row(b, g, j);
+          for (int c = 0; c < d; ++c) dst[c * kNR] = k[c];
+        } else {
+          for (int c = 0; c < d; ++c) dst[c * kNR] = 0.f;
+        }
+      }
+      const float* vbase = a.v.row(b, g, 0);
+      for (int h = g * group; h < (g + 1) * group; ++h) {
+        RowContext rc{a.scale, a.alibi ? a.alibi[h] : 0.f, 0, a.causal, &a.mask, 0};
+        for (int i0 = 0; i0 < s.q_len; i0 += kMR) {
+          const int rows = std::min(kMR, s.q_len - i0);
+          const float* q[kMR];
+          for (int r = 0; r < kMR; ++r) q[r] = a.q.row(b, h, i0 + std::min(r, rows - 1));
+          float m[kMR], l[kMR];
+          for (int r = 0; r < kMR; ++r) m[r] = kNegInf, l[r] = 0.f;
+          std::fill(O, O + static_cast<std::size_t>(kMR) * dv, 0.f);
+          // Keys any row of the block may see: the causal limit of its last row.
+          const int jend = a.causal ? std::min(lk, std::max(0, offset + i0 + rows)) : lk;
+          for (int j0 = 0; j0 < jend; j0 += tile) {
+            const int n = std::min(tile, jend - j0), np = round_up(n, kNR);
+            qk_tile<Arch>{}(Arch{}, q, packed + static_cast<std::size_t>(j0) * d, d, np, S, tile);
+            for (int r = 0; r < kMR; ++r) {
+              rc.position = offset + i0 + r;
+              rc.mask_row = a.mask.kind == MaskKind::none ? 0 : a.mask.row_offset(b, h, i0 + std::min(r, rows - 1));
+              const float alpha = softmax_tile_row<Arch>{}(Arch{}, S + r * tile, j0, n, np, rc, m[r], l[r]);
+              if (alpha != 1.f) {
+                float* o = O + static_cast<std::size_t>(r) * dv;
+                for (int c = 0; c < dv; ++c) o[c] *= alpha;
+              }
+            }
+            pv_tile<Arch>{}(Arch{}, S, tile, vbase + j0 * a.v.row_stride, a.v.row_stride, n, O, dv);
+          }
+          for (int r = 0; r < rows; ++r) {
+            float* out = a.out.row(b, h, i0 + r);
+            const float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;
+            const float* o = O + static_cast<std::size_t>(r) * dv;
+            for (int c = 0; c < dv; ++c) out[c] = o[c] * inv;
+            if (a.weights) {
+              float* w = a.weights + ((static_cast<std::size_t>(b) * s.heads + h) * s.q_len + i0 + r) * lk;
+              const float* p = S + r * tile;
+              for (int j = 0; j < jend; ++j) w[j] = p[j] * inv;
+              for (int j = jend; j < lk; ++j) w[j] = 0.f;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace attnkit::simd
