@@ -16,10 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "attnkit/alibi.hpp"
+#include "attnkit/attention.hpp"
 #include "attnkit/embedding.hpp"
 #include "attnkit/embeddings.hpp"
 #include "attnkit/norm.hpp"
+#include "attnkit/mask.hpp"
 #include "attnkit/positional.hpp"
+#include "attnkit/rotary.hpp"
 #include "attnkit/status.hpp"
 
 using namespace attnkit;
@@ -33,16 +37,18 @@ int fail(Status s) {
   return static_cast<int>(g_last_error.code);
 }
 
+// JS allocates 16 bytes: [data, count] of the result and, for attention, [data, count] of the
+// weights after it.
 struct ResultSlot {
   uint32_t data;
   uint32_t count;
 };
 
-// Allocates `count` 4-byte elements (float or int32) for a result; reports out_of_memory
+// Allocates `count` elements (float, int32 or uint8) for a result; reports out_of_memory
 // instead of aborting.
 template <class T = float>
 T* alloc_result(uintptr_t slot, std::size_t count, Status& status) {
-  static_assert(sizeof(T) == 4, "results are 4-byte elements");
+  static_assert(sizeof(T) == 4 || sizeof(T) == 1, "results are float32, int32 or uint8");
   auto* r = reinterpret_cast<ResultSlot*>(slot);
   r->data = 0;
   r->count = static_cast<uint32_t>(count);
@@ -138,6 +144,182 @@ int position_ids_raw(uintptr_t slot, int kind, double batch, double length, doub
     if (kind == 1) return position_ids_from_mask(out, in<int32_t>(src), b, l, p);
     if (kind == 2) return position_ids_from_ids(out, in<int32_t>(src), b, l, static_cast<int>(padding_idx), p);
     return position_ids_arange(out, b, l, p);
+  });
+}
+
+// ------------------------------------------------------------------------------ masks, attention
+// kind 0: from ids != padId; 1: from an attention mask of 0/1.
+int padding_mask_raw(uintptr_t slot, int kind, uintptr_t src, double n, double pad_id) {
+  Status s = kind ? Status::success() : check_integer("padId", pad_id, -2147483648.0, 2147483647.0);
+  if (!s.ok()) return fail(std::move(s));
+  return with_result<uint8_t>(slot, static_cast<std::size_t>(n), [&](uint8_t* out) {
+    return kind ? padding_mask_from_attention_mask(out, in<int32_t>(src), static_cast<std::size_t>(n))
+                : padding_mask(out, in<int32_t>(src), static_cast<std::size_t>(n), pad_id);
+  });
+}
+
+int causal_mask_raw(uintptr_t slot, double q_len, double kv_len) {
+  Status s = check_causal_mask(q_len, kv_len);
+  if (!s.ok()) return fail(std::move(s));
+  return with_result<uint8_t>(slot, static_cast<std::size_t>(q_len * kv_len), [&](uint8_t* out) {
+    causal_mask(out, static_cast<int>(q_len), static_cast<int>(kv_len));
+    return Status::success();
+  });
+}
+
+// Kinds: 1 boolean (uint8), 2 additive (float32). The result is uint8 when both are boolean.
+int combine_masks_raw(uintptr_t slot, int a_kind, uintptr_t a, double a_length, double a0, double a1, double a2,
+                      double a3, int b_kind, uintptr_t b, double b_length, double b0, double b1, double b2, double b3) {
+  const double ad[4] = {a0, a1, a2, a3}, bd[4] = {b0, b1, b2, b3};
+  int od[4];
+  Status s = check_combine_masks(ad, a_length, bd, b_length, od);
+  for (int kind : {a_kind, b_kind})
+    if (s.ok() && kind != 1 && kind != 2) s = Status::error(Code::invalid_argument, "mask", "mask kind must be boolean or additive");
+  if (!s.ok()) return fail(std::move(s));
+  MaskOperand x{static_cast<MaskKind>(a_kind), in<void>(a), {int(a0), int(a1), int(a2), int(a3)}};
+  MaskOperand y{static_cast<MaskKind>(b_kind), in<void>(b), {int(b0), int(b1), int(b2), int(b3)}};
+  const std::size_t n = static_cast<std::size_t>(od[0]) * od[1] * od[2] * od[3];
+  const auto run = [&](void* out) {
+    combine_masks(out, x, y, od);
+    return Status::success();
+  };
+  if (a_kind == 1 && b_kind == 1) return with_result<uint8_t>(slot, n, run);
+  return with_result<float>(slot, n, run);
+}
+
+int alibi_slopes_raw(uintptr_t slot, double heads) {
+  Status s = check_integer("numHeads", heads, 1, 4096);
+  if (!s.ok()) return fail(std::move(s));
+  return with_result(slot, static_cast<std::size_t>(heads), [&](float* out) { return alibi_slopes(out, heads); });
+}
+
+// Contiguous [B, H, L, d] views.
+template <class T>
+Heads<T> contiguous(T* data, int heads, int length, int dim) {
+  return {data, static_cast<std::size_t>(heads) * length * dim, static_cast<std::size_t>(length) * dim,
+          static_cast<std::size_t>(dim)};
+}
+
+// dims: a pointer to 7 doubles [B, H, Hkv, Lq, Lk, d, dv]; lengths: 3 doubles (q, k, v element
+// counts); mask_dims: 4 doubles. scale NaN = 1/sqrt(d). alibi_kind: 0 none, 1 the paper's
+// slopes, 2 the `alibi` array of H slopes. The output goes to slot[0..1], weights to slot[2..3].
+// check_only: validate the sizes and stop (JS calls this before copying large inputs in).
+int attention_raw(uintptr_t slot, uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t dims_ptr, uintptr_t lengths_ptr,
+                  int mask_kind, uintptr_t mask, double mask_length, uintptr_t mask_dims_ptr, double scale,
+                  bool causal, int alibi_kind, uintptr_t alibi, double alibi_length, bool want_weights,
+                  bool check_only) {
+  const double* dims = in<double>(dims_ptr);
+  const double* lengths = in<double>(lengths_ptr);
+  AttentionShape shape;
+  Status s = check_attention_shape(dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], dims[6], shape);
+  if (s.ok()) s = check_length("q", lengths[0], dims[0] * dims[1] * dims[3] * dims[5], "batch * heads * queryLength * headDim");
+  if (s.ok()) s = check_length("k", lengths[1], dims[0] * dims[2] * dims[4] * dims[5], "batch * kvHeads * keyLength * headDim");
+  if (s.ok()) s = check_length("v", lengths[2], dims[0] * dims[2] * dims[4] * dims[6], "batch * kvHeads * keyLength * valueDim");
+  AttentionArgs a;
+  if (s.ok()) s = check_attention_mask(static_cast<MaskKind>(mask_kind), in<double>(mask_dims_ptr), mask_length, shape, a.mask);
+  if (s.ok() && alibi_kind == 2) s = check_length("alibi", alibi_length, dims[1], "heads");
+  if (s.ok() && want_weights) s = check_output_size("weights", dims[0] * dims[1] * dims[3] * dims[4]);
+  if (s.ok() && !std::isnan(scale) && !std::isfinite(scale)) {
+    s = Status::error(Code::invalid_argument, "scale", "scale must be a finite number, got " + show_number(scale));
+  }
+  if (!s.ok()) return fail(std::move(s));
+  if (check_only) return 0;
+  a.mask.data = in<void>(mask);
+  a.shape = shape;
+  a.q = contiguous(in<float>(q), shape.heads, shape.q_len, shape.head_dim);
+  a.k = contiguous(in<float>(k), shape.kv_heads, shape.kv_len, shape.head_dim);
+  a.v = contiguous(in<float>(v), shape.kv_heads, shape.kv_len, shape.v_dim);
+  a.scale = std::isnan(scale) ? static_cast<float>(1.0 / std::sqrt(dims[5])) : static_cast<float>(scale);
+  a.causal = causal;
+  std::vector<float> slopes;
+  if (alibi_kind == 1) {
+    slopes.resize(shape.heads);
+    alibi_slopes(slopes.data(), shape.heads);
+    a.alibi = slopes.data();
+  } else if (alibi_kind == 2) {
+    a.alibi = in<float>(alibi);
+  }
+  auto* weights_slot = reinterpret_cast<ResultSlot*>(slot) + 1;
+  *weights_slot = {0, 0};
+  const std::size_t n_out = static_cast<std::size_t>(dims[0] * dims[1] * dims[3] * dims[6]);
+  return with_result(slot, n_out, [&](float* out) {
+    a.out = contiguous(out, shape.heads, shape.q_len, shape.v_dim);
+    if (want_weights) {
+      Status ws;
+      a.weights = alloc_result(reinterpret_cast<uintptr_t>(weights_slot), static_cast<std::size_t>(dims[0] * dims[1] * dims[3] * dims[4]), ws);
+      if (!ws.ok()) return ws;
+    }
+    Status r = attention(a);
+    if (!r.ok() && a.weights) {
+      std::free(a.weights);
+      *weights_slot = {0, 0};
+    }
+    return r;
+  });
+}
+
+// A rotary configuration as 15 doubles (the order of web/attention.js rotaryConfig()):
+// headDim, rotaryDim, base, layout, scaling, factor, originalMaxPositions, lowFreqFactor,
+// highFreqFactor, betaFast, betaSlow, attentionFactor (NaN = derived), mscale, mscaleAllDim,
+// truncate.
+RotaryConfig rotary_config_from(const double* c) {
+  RotaryConfig r;
+  r.head_dim = c[0];
+  r.rotary_dim = c[1];
+  r.base = c[2];
+  r.layout = static_cast<RotaryLayout>(static_cast<int>(c[3]));
+  r.scaling = static_cast<RotaryScaling>(static_cast<int>(c[4]));
+  r.factor = c[5];
+  r.original_max_positions = c[6];
+  r.low_freq_factor = c[7];
+  r.high_freq_factor = c[8];
+  r.beta_fast = c[9];
+  r.beta_slow = c[10];
+  r.attention_factor = c[11];
+  r.mscale = c[12];
+  r.mscale_all_dim = c[13];
+  r.truncate = c[14] != 0;
+  return r;
+}
+
+// x: [B, H, L, d] (x_length elements). positions: pos_kind 0 = offset + arange(L), 1 = [L],
+// 2 = [B, L].
+int rotary_raw(uintptr_t slot, uintptr_t x, double x_length, double batch, double heads, double length,
+               uintptr_t positions, double positions_length, int pos_kind, double offset, uintptr_t config) {
+  const RotaryConfig c = rotary_config_from(in<double>(config));
+  Status s = check_rotary(c);
+  if (s.ok()) s = check_integer("batch", batch, 0, 1 << 24);
+  if (s.ok()) s = check_integer("heads", heads, 0, 1 << 24);
+  if (s.ok()) s = check_integer("length", length, 0, 1 << 24);
+  if (s.ok()) s = check_length("x", x_length, batch * heads * length * c.head_dim, "batch * heads * length * headDim");
+  if (s.ok() && pos_kind == 0) s = check_integer("offset", offset, 0, (1 << 24) - length);
+  if (s.ok() && pos_kind == 1) s = check_length("positions", positions_length, length, "length");
+  if (s.ok() && pos_kind == 2) s = check_length("positions", positions_length, batch * length, "batch * length");
+  if (!s.ok()) return fail(std::move(s));
+  const int b = static_cast<int>(batch), h = static_cast<int>(heads), l = static_cast<int>(length),
+            d = static_cast<int>(c.head_dim);
+  std::vector<int32_t> arange;
+  const int32_t* pos = in<int32_t>(positions);
+  if (pos_kind == 0) {
+    arange.resize(l);
+    for (int i = 0; i < l; ++i) arange[i] = static_cast<int32_t>(offset) + i;
+    pos = arange.data();
+  }
+  return with_result(slot, static_cast<std::size_t>(x_length), [&](float* out) {
+    return rotary(contiguous(out, h, l, d), contiguous(in<float>(x), h, l, d), b, h, l, pos, pos_kind == 2, c);
+  });
+}
+
+// Inverse frequencies [rotaryDim / 2] followed by the attention factor.
+int rotary_frequencies_raw(uintptr_t slot, uintptr_t config, double seq_len) {
+  const RotaryConfig c = rotary_config_from(in<double>(config));
+  Status s = check_rotary(c);
+  if (s.ok()) s = check_integer("seqLength", seq_len, 0, 1 << 24);
+  if (!s.ok()) return fail(std::move(s));
+  const int half = static_cast<int>((c.rotary_dim == 0 ? c.head_dim : c.rotary_dim) / 2);
+  return with_result(slot, static_cast<std::size_t>(half + 1), [&](float* out) {
+    rotary_frequencies(c, seq_len, out, out[half]);
+    return Status::success();
   });
 }
 
@@ -248,6 +430,13 @@ EMSCRIPTEN_BINDINGS(attnkit) {
   emscripten::function("_embedding", &embedding_raw);
   emscripten::function("_norm", &norm_raw);
   emscripten::function("_positionIds", &position_ids_raw);
+  emscripten::function("_paddingMask", &padding_mask_raw);
+  emscripten::function("_causalMask", &causal_mask_raw);
+  emscripten::function("_combineMasks", &combine_masks_raw);
+  emscripten::function("_alibiSlopes", &alibi_slopes_raw);
+  emscripten::function("_attention", &attention_raw);
+  emscripten::function("_rotary", &rotary_raw);
+  emscripten::function("_rotaryFrequencies", &rotary_frequencies_raw);
   emscripten::function("_embeddingsCreate", &embeddings_create);
   emscripten::function("_embeddingsWeight", &embeddings_weight);
   emscripten::function("_embeddingsForward", &embeddings_forward);

@@ -9,8 +9,12 @@ import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
 import { describe, floatInput, idsInput, num, oneOf, optionalNumber } from './args.js';
 import { Embeddings } from './embeddings.js';
+import * as masks from './masks.js';
+import * as attn from './attention.js';
+import * as rope from './rotary.js';
 
 export { AttnkitError, Tensor, Embeddings };
+export { invertMask, toAdditiveMask } from './masks.js';
 
 // (module (func (result v128) v128.const i32x4 0 0 0 0)): validates only where SIMD128 exists.
 const SIMD_PROBE = new Uint8Array([
@@ -144,7 +148,7 @@ export class Attnkit {
     this._m = module;
     /** 'wasm-simd128' | 'wasm-scalar' */
     this.backend = backend;
-    this._slot = module._malloc(8); // [data offset, count] written by every `_name` call
+    this._slot = module._malloc(16); // [data offset, count] x 2, written by every `_name` call
     const ak = this;
     /** `new ak.Embeddings(options)`: the input embedding stage as a module (web/embeddings.js). */
     this.Embeddings = class extends Embeddings {
@@ -186,15 +190,24 @@ export class Attnkit {
           argument: 'out',
         });
       }
-      // A fresh view each time: memory growth detaches old ones.
-      const heap = Type === Int32Array ? this._m.HEAP32 : this._m.HEAPF32;
-      const result = heap.subarray(ptr >>> 2, (ptr >>> 2) + count);
+      const result = this._view(Type, ptr, count);
       if (out === undefined) return result.slice();
       out.set(result);
       return out;
     } finally {
       if (ptr) this._m._free(ptr);
     }
+  }
+
+  // A fresh view of `count` elements at `ptr` (memory growth detaches old views: never keep one).
+  _view(Type, ptr, count) {
+    return new Type(this._m.HEAPU8.buffer, ptr, count);
+  }
+
+  // The second [data, count] pair of the result slot (attention weights).
+  _second() {
+    const at = (this._slot >>> 2) + 2;
+    return [this._m.HEAPU32[at], this._m.HEAPU32[at + 1]];
   }
 
   // Copies typed arrays into fresh wasm allocations, runs body(offsets), frees them all.
@@ -341,5 +354,55 @@ export class Attnkit {
     const data = this._withInputs([src], ([ps]) =>
       this._call(fn, '_positionIds', [kind, b, l, p, ps, src?.length ?? 0, paddingIdx ?? 0], undefined, Int32Array));
     return new Tensor('int32', data, [b, l]);
+  }
+  // --------------------------------------------------------------------- masks and attention
+  /** ids != padId as a boolean mask [batch, 1, 1, length] (1 = may attend). */
+  paddingMask(ids, padId) {
+    return masks.paddingMask(this, ids, padId);
+  }
+
+  /** An attention_mask (1 = token, 0 = padding) as a boolean mask [batch, 1, 1, length]. */
+  paddingMaskFromAttentionMask(attentionMask) {
+    return masks.paddingMaskFromAttentionMask(this, attentionMask);
+  }
+
+  /** Bottom-right aligned causal mask [queryLength, keyLength]. */
+  causalMask(queryLength, keyLength = queryLength) {
+    return masks.causalMask(this, queryLength, keyLength);
+  }
+
+  /** AND of boolean masks (sum of additive ones), broadcast to 4-D. */
+  combineMasks(a, b) {
+    return masks.combineMasks(this, a, b);
+  }
+
+  /** See web/masks.js: converts to and from the masked_fill convention (true = hide). */
+  invertMask(mask) {
+    return masks.invertMask(mask);
+  }
+
+  /** Boolean mask -> additive float32 (0 / -Infinity). */
+  toAdditiveMask(mask) {
+    return masks.toAdditiveMask(mask);
+  }
+
+  /** softmax(q k^T * scale + alibi + mask) v; see attnkit.d.ts. */
+  attention(q, k, v, options) {
+    return attn.attention(this, q, k, v, options);
+  }
+
+  /** ALiBi slopes for numHeads heads. */
+  alibiSlopes(numHeads) {
+    return attn.alibiSlopes(this, numHeads);
+  }
+
+  /** RoPE applied to x [batch, heads, length, headDim]. */
+  rotary(x, options) {
+    return rope.rotary(this, x, options);
+  }
+
+  /** RoPE inverse frequencies and attention factor for a scaling. */
+  rotaryFrequencies(headDim, options) {
+    return rope.rotaryFrequencies(this, headDim, options);
   }
 }

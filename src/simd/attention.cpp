@@ -5,12 +5,18 @@
 // the group and per block of kMR queries:
 //   for each key tile (kTile keys, stopping at the block's causal limit):
 //     S = Q_blk K_tile^T                       (qk_tile: kMR x kNR register block)
-//     s = scale * S + alibi + mask; m' = max(m, rowmax s); p = exp(s - m')
-//     l = l * exp(m - m') + sum p;  O = O * exp(m - m') + P V_tile   (pv_tile)
+//     s = S + alibi + mask; m' = max(m, rowmax s); p = 2^(s - m')
+//     l = l * 2^(m - m') + sum p;  O = O * 2^(m - m') + P V_tile   (pv_tile)
 //   out = O / l   (0 where every key was masked)
+// Scores are kept in log2 units: the queries are pre-multiplied by scale * log2(e) when they are
+// broadcast for the block, so the softmax needs neither a scaling pass nor a multiply in exp.
+// Without FMA in SIMD128 each multiply-add is two instructions; the microkernels load both
+// operands as whole vectors (queries and probabilities are stored pre-broadcast) so that loads
+// and loop overhead stay small next to the arithmetic.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "attnkit/attention.hpp"
 #include "attnkit/simd_arch.hpp"
@@ -29,17 +35,20 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
 
-// S[r][j] = dot(q[r], key j) for r < kMR and j < np (a multiple of kNR). `panel` points at the
-// first packed panel of the tile: kNR keys x d, key-minor.
+// S[r][j] = dot(q[r], key j) for r < kMR and j < np (a multiple of kNR). `qs` holds the block's
+// queries pre-broadcast, [d][kMR] vectors (one load each instead of a scalar load + splat);
+// `panel` points at the first packed panel of the tile: kNR keys x d, key-minor.
 template <class Arch>
 struct qk_tile {
-  void operator()(Arch, const float* const q[kMR], const float* panel, int d, int np, float* S, int lds) const {
+  void operator()(Arch, const float* qs, const float* panel, int d, int np, float* S, int lds) const {
     for (int j = 0; j < np; j += kNR, panel += static_cast<std::size_t>(d) * kNR) {
       bf a00(0.f), a01(0.f), a10(0.f), a11(0.f), a20(0.f), a21(0.f), a30(0.f), a31(0.f);
       const float* k = panel;
-      for (int c = 0; c < d; ++c, k += kNR) {
+      const float* q = qs;
+      for (int c = 0; c < d; ++c, k += kNR, q += kMR * kN) {
         const bf k0 = bf::load_aligned(k), k1 = bf::load_aligned(k + kN);
-        const bf q0(q[0][c]), q1(q[1][c]), q2(q[2][c]), q3(q[3][c]);
+        const bf q0 = bf::load_aligned(q), q1 = bf::load_aligned(q + kN);
+        const bf q2 = bf::load_aligned(q + 2 * kN), q3 = bf::load_aligned(q + 3 * kN);
         a00 = xsimd::fma(q0, k0, a00); a01 = xsimd::fma(q0, k1, a01);
         a10 = xsimd::fma(q1, k0, a10); a11 = xsimd::fma(q1, k1, a11);
         a20 = xsimd::fma(q2, k0, a20); a21 = xsimd::fma(q2, k1, a21);
@@ -53,11 +62,11 @@ struct qk_tile {
   }
 };
 
-// O[r][:] += sum_{j < n} P[r][j] * v_j for r < kMR; v_j = v + j * vstride, O rows of dv floats.
+// O[r][:] += sum_{j < n} p[r][j] * v_j for r < kMR; v_j = v + j * vstride, O rows of dv floats.
+// `pb` holds the probabilities pre-broadcast, [n][kMR] vectors.
 template <class Arch>
 struct pv_tile {
-  void operator()(Arch, const float* P, int lds, const float* v, std::size_t vstride, int n, float* O, int dv) const {
-    const float *p0 = P, *p1 = P + lds, *p2 = P + 2 * lds, *p3 = P + 3 * lds;
+  void operator()(Arch, const float* pb, const float* v, std::size_t vstride, int n, float* O, int dv) const {
     float *o0 = O, *o1 = O + dv, *o2 = O + 2 * dv, *o3 = O + 3 * dv;
     int c = 0;
     for (; c + 2 * kN <= dv; c += 2 * kN) {
@@ -66,9 +75,11 @@ struct pv_tile {
       bf a20 = bf::load_unaligned(o2 + c), a21 = bf::load_unaligned(o2 + c + kN);
       bf a30 = bf::load_unaligned(o3 + c), a31 = bf::load_unaligned(o3 + c + kN);
       const float* vj = v + c;
-      for (int j = 0; j < n; ++j, vj += vstride) {
+      const float* p = pb;
+      for (int j = 0; j < n; ++j, vj += vstride, p += kMR * kN) {
         const bf v0 = bf::load_unaligned(vj), v1 = bf::load_unaligned(vj + kN);
-        const bf w0(p0[j]), w1(p1[j]), w2(p2[j]), w3(p3[j]);
+        const bf w0 = bf::load_aligned(p), w1 = bf::load_aligned(p + kN);
+        const bf w2 = bf::load_aligned(p + 2 * kN), w3 = bf::load_aligned(p + 3 * kN);
         a00 = xsimd::fma(w0, v0, a00); a01 = xsimd::fma(w0, v1, a01);
         a10 = xsimd::fma(w1, v0, a10); a11 = xsimd::fma(w1, v1, a11);
         a20 = xsimd::fma(w2, v0, a20); a21 = xsimd::fma(w2, v1, a21);
@@ -83,56 +94,72 @@ struct pv_tile {
       bf a0 = bf::load_unaligned(o0 + c), a1 = bf::load_unaligned(o1 + c);
       bf a2 = bf::load_unaligned(o2 + c), a3 = bf::load_unaligned(o3 + c);
       const float* vj = v + c;
-      for (int j = 0; j < n; ++j, vj += vstride) {
+      const float* p = pb;
+      for (int j = 0; j < n; ++j, vj += vstride, p += kMR * kN) {
         const bf x = bf::load_unaligned(vj);
-        a0 = xsimd::fma(bf(p0[j]), x, a0); a1 = xsimd::fma(bf(p1[j]), x, a1);
-        a2 = xsimd::fma(bf(p2[j]), x, a2); a3 = xsimd::fma(bf(p3[j]), x, a3);
+        a0 = xsimd::fma(bf::load_aligned(p), x, a0); a1 = xsimd::fma(bf::load_aligned(p + kN), x, a1);
+        a2 = xsimd::fma(bf::load_aligned(p + 2 * kN), x, a2); a3 = xsimd::fma(bf::load_aligned(p + 3 * kN), x, a3);
       }
       a0.store_unaligned(o0 + c); a1.store_unaligned(o1 + c);
       a2.store_unaligned(o2 + c); a3.store_unaligned(o3 + c);
     }
-    for (; c < dv; ++c) {  // scalar tail
+    for (; c < dv; ++c) {  // scalar tail: lane 0 of each broadcast vector
       float s0 = o0[c], s1 = o1[c], s2 = o2[c], s3 = o3[c];
       const float* vj = v + c;
-      for (int j = 0; j < n; ++j, vj += vstride) {
-        s0 += p0[j] * *vj; s1 += p1[j] * *vj; s2 += p2[j] * *vj; s3 += p3[j] * *vj;
+      const float* p = pb;
+      for (int j = 0; j < n; ++j, vj += vstride, p += kMR * kN) {
+        s0 += p[0] * *vj; s1 += p[kN] * *vj; s2 += p[2 * kN] * *vj; s3 += p[3 * kN] * *vj;
       }
       o0[c] = s0; o1[c] = s1; o2[c] = s2; o3[c] = s3;
     }
   }
 };
 
+template <unsigned T>
+struct lane {
+  static constexpr unsigned get(unsigned, unsigned) { return T; }
+};
+
+// Writes the kN probabilities in p (keys j .. j + kN of row r) broadcast into pb[j + t][r].
+template <class Arch, unsigned... T>
+inline void broadcast_lanes(const bf& p, float* pb_j_r, std::integer_sequence<unsigned, T...>) {
+  using bu = xsimd::batch<uint32_t, Arch>;
+  (xsimd::swizzle(p, xsimd::make_batch_constant<bu, lane<T>>()).store_aligned(pb_j_r + T * kMR * kN), ...);
+}
+
 // Everything one score row needs besides its numbers.
 struct RowContext {
-  float scale, slope;  // slope 0 = no ALiBi
+  float slope;  // 0 = no ALiBi
   int position;        // the query's position p_i
   bool causal;
   const MaskView* mask;
   std::size_t mask_row;
 };
 
-// Turns row s[0..np) (raw dots of keys j0 + jj) into probabilities p = exp(score - m') in place,
-// updating the running max m and sum l; returns alpha = exp(m_old - m'), the factor for the
-// row's partial output. Keys jj >= n are padding.
+// Turns row s[0..np) (dots of keys j0 + jj, already times scale * log2 e) into probabilities
+// p = 2^(score - m') in log2 units, updating the running max m and sum l; stores p back into s
+// and broadcast into pb (row r of [np][kMR] vectors); returns alpha = 2^(m_old - m'), the factor
+// for the row's partial output. Keys jj >= n are padding.
 template <class Arch>
 struct softmax_tile_row {
-  float operator()(Arch, float* s, int j0, int n, int np, const RowContext& rc, float& m, float& l) const {
-    const bf scale(rc.scale);
-    if (rc.slope != 0.f) {  // ALiBi: + slope * (j - p)
-      const bf slope(rc.slope);
+  float operator()(Arch, float* s, float* pb, int r, int j0, int n, int np, const RowContext& rc, float& m,
+                   float& l) const {
+    constexpr float kLog2e = 1.44269504088896341f;
+    if (rc.slope != 0.f) {  // ALiBi: + slope * (j - p), in log2 units
+      const bf slope(rc.slope * kLog2e);
       alignas(64) float iota[kN];
       for (int t = 0; t < kN; ++t) iota[t] = static_cast<float>(t);
       bf dist = bf::load_aligned(iota) + bf(static_cast<float>(j0 - rc.position));
       for (int jj = 0; jj < np; jj += kN, dist += bf(static_cast<float>(kN)))
-        xsimd::fma(bf::load_aligned(s + jj), scale, slope * dist).store_aligned(s + jj);
-    } else {
-      for (int jj = 0; jj < np; jj += kN) (bf::load_aligned(s + jj) * scale).store_aligned(s + jj);
+        xsimd::fma(slope, dist, bf::load_aligned(s + jj)).store_aligned(s + jj);
     }
     if (rc.mask->kind == MaskKind::additive) {
       const float* mrow = static_cast<const float*>(rc.mask->data) + rc.mask_row + j0;
+      const bf log2e(kLog2e);
       int jj = 0;
-      for (; jj + kN <= n; jj += kN) (bf::load_aligned(s + jj) + bf::load_unaligned(mrow + jj)).store_aligned(s + jj);
-      for (; jj < n; ++jj) s[jj] += mrow[jj];
+      for (; jj + kN <= n; jj += kN)
+        xsimd::fma(bf::load_unaligned(mrow + jj), log2e, bf::load_aligned(s + jj)).store_aligned(s + jj);
+      for (; jj < n; ++jj) s[jj] += mrow[jj] * kLog2e;
     } else if (rc.mask->kind == MaskKind::boolean) {
       const uint8_t* mrow = static_cast<const uint8_t*>(rc.mask->data) + rc.mask_row + j0;
       for (int jj = 0; jj < n; ++jj)
@@ -150,28 +177,19 @@ struct softmax_tile_row {
     for (int t = 0; t < kN; ++t) tile_max = std::max(tile_max, lanes[t]);
 
     const float m_new = std::max(m, tile_max);
-    if (m_new == kNegInf) {  // nothing visible yet: no contribution
-      for (int jj = 0; jj < np; ++jj) s[jj] = 0.f;
-      return 1.f;
-    }
-    const float alpha = m == kNegInf ? 0.f : std::exp(m - m_new);
-    const exp_nonpositive<Arch> exp;
-    const bf shift(m_new);
-    bf sum0(0.f), sum1(0.f);
-    int jj = 0;
-    for (; jj + 2 * kN <= np; jj += 2 * kN) {
-      const bf p0 = exp(bf::load_aligned(s + jj) - shift), p1 = exp(bf::load_aligned(s + jj + kN) - shift);
-      p0.store_aligned(s + jj);
-      p1.store_aligned(s + jj + kN);
-      sum0 += p0;
-      sum1 += p1;
-    }
-    for (; jj < np; jj += kN) {
-      const bf p = exp(bf::load_aligned(s + jj) - shift);
+    const bf shift(m_new == kNegInf ? 0.f : m_new);  // nothing visible yet: every p is 2^-inf = 0
+    const exp2_nonpositive<Arch> exp2;
+    bf sum(0.f);
+    float* pr = pb + r * kN;
+    for (int jj = 0; jj < np; jj += kN) {
+      const bf p = exp2(bf::load_aligned(s + jj) - shift);
       p.store_aligned(s + jj);
-      sum0 += p;
+      broadcast_lanes<Arch>(p, pr + static_cast<std::size_t>(jj) * kMR * kN, std::make_integer_sequence<unsigned, kN>{});
+      sum += p;
     }
-    l = l * alpha + xsimd::hadd(sum0 + sum1);
+    if (m_new == kNegInf) return 1.f;
+    const float alpha = m == kNegInf ? 0.f : std::exp2(m - m_new);
+    l = l * alpha + xsimd::hadd(sum);
     m = m_new;
     return alpha;
   }
@@ -183,9 +201,10 @@ struct softmax_tile_row {
 namespace attnkit {
 std::size_t attention_scratch_floats(const AttentionShape& s, bool weights) {
   const std::size_t keys = static_cast<std::size_t>(simd::round_up(std::max(s.kv_len, 1), simd::kNR));
-  const std::size_t tile = weights ? keys : simd::kTile;
-  // 16 floats of slack: the start is rounded up to 64 bytes for aligned loads.
-  return keys * s.head_dim + simd::kMR * tile + static_cast<std::size_t>(simd::kMR) * s.v_dim + 16;
+  const std::size_t tile = weights ? keys : simd::kTile, mr = simd::kMR, n = simd::kN;
+  // packed keys, scores, broadcast probabilities, broadcast queries, partial outputs; 16 floats of
+  // slack: the start is rounded up to 64 bytes for aligned loads.
+  return keys * s.head_dim + mr * tile + tile * mr * n + s.head_dim * mr * n + mr * s.v_dim + 16;
 }
 }  // namespace attnkit
 
@@ -202,7 +221,10 @@ void attention(const AttentionArgs& a, float* scratch) {
   float* base = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(scratch) + 63) & ~std::uintptr_t(63));
   float* packed = base;                                        // [keys / kNR][d][kNR]
   float* S = packed + static_cast<std::size_t>(keys) * d;      // [kMR][tile]
-  float* O = S + static_cast<std::size_t>(kMR) * tile;         // [kMR][dv]
+  float* P = S + static_cast<std::size_t>(kMR) * tile;         // [tile][kMR] broadcast vectors
+  float* Q = P + static_cast<std::size_t>(tile) * kMR * kN;    // [d][kMR] broadcast vectors
+  float* O = Q + static_cast<std::size_t>(d) * kMR * kN;       // [kMR][dv]
+  const float qscale = a.scale * 1.44269504088896341f;         // scores in log2 units
 
   for (int b = 0; b < s.batch; ++b) {
     for (int g = 0; g < s.kv_heads; ++g) {
@@ -218,11 +240,13 @@ void attention(const AttentionArgs& a, float* scratch) {
       }
       const float* vbase = a.v.row(b, g, 0);
       for (int h = g * group; h < (g + 1) * group; ++h) {
-        RowContext rc{a.scale, a.alibi ? a.alibi[h] : 0.f, 0, a.causal, &a.mask, 0};
+        RowContext rc{a.alibi ? a.alibi[h] : 0.f, 0, a.causal, &a.mask, 0};
         for (int i0 = 0; i0 < s.q_len; i0 += kMR) {
           const int rows = std::min(kMR, s.q_len - i0);
-          const float* q[kMR];
-          for (int r = 0; r < kMR; ++r) q[r] = a.q.row(b, h, i0 + std::min(r, rows - 1));
+          for (int r = 0; r < kMR; ++r) {
+            const float* q = a.q.row(b, h, i0 + std::min(r, rows - 1));
+            for (int c = 0; c < d; ++c) bf(q[c] * qscale).store_aligned(Q + (c * kMR + r) * kN);
+          }
           float m[kMR], l[kMR];
           for (int r = 0; r < kMR; ++r) m[r] = kNegInf, l[r] = 0.f;
           std::fill(O, O + static_cast<std::size_t>(kMR) * dv, 0.f);
@@ -230,17 +254,17 @@ void attention(const AttentionArgs& a, float* scratch) {
           const int jend = a.causal ? std::min(lk, std::max(0, offset + i0 + rows)) : lk;
           for (int j0 = 0; j0 < jend; j0 += tile) {
             const int n = std::min(tile, jend - j0), np = round_up(n, kNR);
-            qk_tile<Arch>{}(Arch{}, q, packed + static_cast<std::size_t>(j0) * d, d, np, S, tile);
+            qk_tile<Arch>{}(Arch{}, Q, packed + static_cast<std::size_t>(j0) * d, d, np, S, tile);
             for (int r = 0; r < kMR; ++r) {
               rc.position = offset + i0 + r;
               rc.mask_row = a.mask.kind == MaskKind::none ? 0 : a.mask.row_offset(b, h, i0 + std::min(r, rows - 1));
-              const float alpha = softmax_tile_row<Arch>{}(Arch{}, S + r * tile, j0, n, np, rc, m[r], l[r]);
+              const float alpha = softmax_tile_row<Arch>{}(Arch{}, S + r * tile, P, r, j0, n, np, rc, m[r], l[r]);
               if (alpha != 1.f) {
                 float* o = O + static_cast<std::size_t>(r) * dv;
                 for (int c = 0; c < dv; ++c) o[c] *= alpha;
               }
             }
-            pv_tile<Arch>{}(Arch{}, S, tile, vbase + j0 * a.v.row_stride, a.v.row_stride, n, O, dv);
+            pv_tile<Arch>{}(Arch{}, P, vbase + j0 * a.v.row_stride, a.v.row_stride, n, O, dv);
           }
           for (int r = 0; r < rows; ++r) {
             float* out = a.out.row(b, h, i0 + r);

@@ -1,0 +1,84 @@
+// Rotary position embedding (C++ contract: src/attnkit/rotary.hpp).
+import { AttnkitError } from './errors.js';
+import { Tensor } from './tensor.js';
+import { describe, floatInput, idsInput, num, oneOf, optionalNumber } from './args.js';
+
+const SCALINGS = ['none', 'linear', 'dynamic', 'yarn', 'llama3'];
+
+/**
+ * The 15 doubles the C++ side reads (bindings/attnkit_bindings.cpp rotary_config_from).
+ * scaling: {type, factor, originalMaxPositions, lowFreqFactor, highFreqFactor, betaFast,
+ * betaSlow, attentionFactor, mscale, mscaleAllDim, truncate}.
+ */
+export function rotaryConfig(fn, headDim, { rotaryDim, base = 10000, layout = 'half', scaling } = {}) {
+  const sc = scaling ?? {};
+  if (typeof sc !== 'object') {
+    throw new AttnkitError(`${fn}: scaling must be an object like {type: 'linear', factor: 2}, got ${describe(sc)}`,
+      { code: 'ERR_INVALID_ARGUMENT', argument: 'scaling' });
+  }
+  const known = ['type', 'factor', 'originalMaxPositions', 'lowFreqFactor', 'highFreqFactor', 'betaFast', 'betaSlow',
+    'attentionFactor', 'mscale', 'mscaleAllDim', 'truncate'];
+  for (const key of Object.keys(sc)) {
+    if (!known.includes(key)) {
+      throw new AttnkitError(`${fn}: unknown scaling option '${key}' (known: ${known.join(', ')})`, {
+        code: 'ERR_INVALID_ARGUMENT', argument: `scaling.${key}`,
+      });
+    }
+  }
+  const opt = (key, dflt) => optionalNumber(fn, `scaling.${key}`, sc[key], dflt);
+  return new Float64Array([
+    num(fn, 'headDim', headDim),
+    optionalNumber(fn, 'rotaryDim', rotaryDim, 0),
+    num(fn, 'base', base),
+    oneOf(fn, 'layout', layout, ['half', 'interleaved']),
+    oneOf(fn, 'scaling.type', sc.type ?? 'none', SCALINGS),
+    opt('factor', 1),
+    opt('originalMaxPositions', 0),
+    opt('lowFreqFactor', 1),
+    opt('highFreqFactor', 4),
+    opt('betaFast', 32),
+    opt('betaSlow', 1),
+    opt('attentionFactor', NaN),
+    opt('mscale', 0),
+    opt('mscaleAllDim', 0),
+    sc.truncate === false ? 0 : 1,
+  ]);
+}
+
+/**
+ * Rotates x [batch, heads, length, headDim] (or [heads, length, headDim] or [length, headDim])
+ * by RoPE. Positions: `positions` [length] or [batch, length], else offset + 0..length-1.
+ */
+export function rotary(ak, x, options = {}) {
+  const fn = 'rotary';
+  const { positions, offset = 0 } = options;
+  const t = floatInput(fn, 'x', x);
+  if (t.dims.length < 2 || t.dims.length > 4) {
+    throw new AttnkitError(`${fn}: x must have 2 to 4 dims ([batch, heads, length, headDim]), got ${JSON.stringify(t.dims)}`,
+      { code: 'ERR_SHAPE_MISMATCH', argument: 'x.dims' });
+  }
+  const [B, H, L, d] = [1, 1, 1, 1].slice(t.dims.length).concat(t.dims);
+  const cfg = rotaryConfig(fn, d, options);
+  let kind = 0;
+  let pos = null;
+  if (positions !== undefined) {
+    pos = idsInput(fn, 'positions', positions);
+    kind = pos.dims.length === 2 ? 2 : 1;
+  }
+  const o = num(fn, 'offset', offset);
+  const data = ak._withInputs([t.data, pos?.data, cfg], ([px, pp, pc]) =>
+    ak._call(fn, '_rotary', [px, t.data.length, B, H, L, pp, pos?.data.length ?? 0, kind, o, pc]));
+  return new Tensor('float32', data, [...t.dims]);
+}
+
+/**
+ * RoPE's inverse frequencies (rotaryDim / 2 of them) and the factor applied to cos/sin, as
+ * Hugging Face computes them for the scaling; seqLength matters only for 'dynamic'.
+ */
+export function rotaryFrequencies(ak, headDim, options = {}) {
+  const fn = 'rotaryFrequencies';
+  const cfg = rotaryConfig(fn, headDim, options);
+  const seq = optionalNumber(fn, 'seqLength', options.seqLength, 0);
+  const r = ak._withInputs([cfg], ([pc]) => ak._call(fn, '_rotaryFrequencies', [pc, seq]));
+  return { invFreq: r.slice(0, r.length - 1), attentionFactor: r[r.length - 1] };
+}
