@@ -1,5 +1,5 @@
 // `npm run bench [-- section ...]`: attnkit against its peers, measured in the same run.
-// Sections: load, positional, embeddings (default: all). Prints markdown tables; writes bench/results/last.json.
+// Sections: load, positional, embeddings, attention (default: all). Prints markdown tables; writes bench/results/last.json.
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -7,6 +7,7 @@ import os from 'node:os';
 import { load } from '../web/attnkit.js';
 import { ROOT, fresh, fmt, interleaved, stats, table } from './lib.mjs';
 import { benchEmbeddings } from './embeddings.mjs';
+import { benchAttention } from './attention.mjs';
 
 const results = { machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version, v8: process.versions.v8 } };
 const sections = process.argv.slice(2);
@@ -72,6 +73,10 @@ if (want('positional')) {
     ['implementation', 'cold ms', 'warm ms min', 'warm ms median', 'vs SIMD'],
     Object.entries(r).map(([k, v]) => [k, fmt(v.cold), fmt(v.min), fmt(v.median), `${fmt(v.median / base)}x`]));
   console.log(`\nSIMD build is ${fmt(r['attnkit wasm-scalar'].median / base)}x faster than the scalar build on this table.`);
+}
+
+if (want('attention')) {
+  results.attention = await benchAttention({ simd: await load({ simd: true }), scalar: await load({ simd: false }) });
 }
 
 if (want('embeddings')) {

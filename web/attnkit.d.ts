@@ -21,8 +21,8 @@ export class AttnkitError extends Error {
 }
 
 /** A dense tensor: the same shape of object as onnxruntime-web's and transformers.js's. */
-export class Tensor<T extends Float32Array | Int32Array = Float32Array> {
-  constructor(type: 'float32' | 'int32', data: T, dims: number[]);
+export class Tensor<T extends Float32Array | Int32Array | Uint8Array = Float32Array> {
+  constructor(type: 'float32' | 'int32' | 'bool', data: T, dims: number[]);
   readonly type: 'float32' | 'int32';
   readonly data: T;
   readonly dims: number[];
@@ -141,6 +141,54 @@ export class Embeddings {
   dispose(): void;
 }
 
+/**
+ * A mask: boolean (Uint8Array, 1 = may attend, as PyTorch's scaled_dot_product_attention) or
+ * additive (Float32Array, 0 / -Infinity), as a Tensor (dims broadcast like PyTorch to
+ * [batch, heads, queryLength, keyLength], 1 to 4 dims) or a bare array (dims [keyLength]).
+ */
+export type Mask = Uint8Array | Float32Array | Tensor<Uint8Array> | Tensor<Float32Array> | { data: Uint8Array | Float32Array; dims: number[] };
+
+export interface AttentionOptions {
+  mask?: Mask;
+  /** Causal mask aligned to the bottom right: query i sees keys j <= (Lk - Lq) + i. */
+  causal?: boolean;
+  /** Multiplies q·k; default 1/sqrt(headDim). */
+  scale?: number;
+  /** true: the ALiBi paper's slopes for the head count; or one slope per head. */
+  alibi?: boolean | Float32Array;
+  /** Also return the softmax weights [B, H, Lq, Lk] (materialised; otherwise never). */
+  returnWeights?: boolean;
+}
+
+export interface RotaryScalingOptions {
+  type: 'none' | 'linear' | 'dynamic' | 'yarn' | 'llama3';
+  factor?: number;
+  /** dynamic: max_position_embeddings; yarn/llama3: original_max_position_embeddings. */
+  originalMaxPositions?: number;
+  lowFreqFactor?: number;
+  highFreqFactor?: number;
+  betaFast?: number;
+  betaSlow?: number;
+  attentionFactor?: number;
+  mscale?: number;
+  mscaleAllDim?: number;
+  truncate?: boolean;
+}
+
+export interface RotaryOptions {
+  /** Dims rotated (even, <= headDim; default all); the rest pass through. */
+  rotaryDim?: number;
+  base?: number;
+  /** 'half': LLaMA/NeoX rotate_half; 'interleaved': GPT-J/RoFormer pairs. */
+  layout?: 'half' | 'interleaved';
+  scaling?: RotaryScalingOptions;
+}
+
+/** Converts to/from the masked_fill convention (true = hide); its own inverse. */
+export function invertMask(mask: Mask): Tensor<Uint8Array>;
+/** Boolean mask → additive float32 (1 → 0, 0 → -Infinity). */
+export function toAdditiveMask(mask: Mask): Tensor<Float32Array>;
+
 export class Attnkit {
   /** Which build is running. */
   readonly backend: Backend;
@@ -160,6 +208,28 @@ export class Attnkit {
   rmsNorm(x: Floats, options?: { weight?: Floats; eps?: number; out?: Float32Array }): Tensor<Float32Array>;
   /** Position ids, int32 [batch, length]. */
   positionIds(batch: number, length: number, options?: PositionIdsOptions): Tensor<Int32Array>;
+  /** ids != padId → boolean mask [batch, 1, 1, length]. */
+  paddingMask(ids: Ids, padId: number): Tensor<Uint8Array>;
+  /** Hugging Face attention_mask (1 = token) → boolean mask [batch, 1, 1, length]. */
+  paddingMaskFromAttentionMask(attentionMask: Ids): Tensor<Uint8Array>;
+  /** Bottom-right aligned causal mask [queryLength, keyLength]. */
+  causalMask(queryLength: number, keyLength?: number): Tensor<Uint8Array>;
+  /** AND of two boolean masks (sum of additive forms if either is float32), broadcast to 4-D. */
+  combineMasks(a: Mask, b: Mask): Tensor<Uint8Array> | Tensor<Float32Array>;
+  invertMask(mask: Mask): Tensor<Uint8Array>;
+  toAdditiveMask(mask: Mask): Tensor<Float32Array>;
+  /**
+   * softmax(q·kᵀ·scale + alibi + mask)·v. q [B, H, Lq, d], k [B, Hkv, Lk, d], v [B, Hkv, Lk, dv]
+   * (or without B), H a multiple of Hkv (GQA/MQA). Fully masked queries give zeros, never NaN.
+   */
+  attention(q: Floats, k: Floats, v: Floats, options?: AttentionOptions & { returnWeights?: false }): Tensor<Float32Array>;
+  attention(q: Floats, k: Floats, v: Floats, options: AttentionOptions & { returnWeights: true }): { output: Tensor<Float32Array>; weights: Tensor<Float32Array> };
+  /** ALiBi slopes for numHeads heads (the paper's rule, also for non-powers of two). */
+  alibiSlopes(numHeads: number): Tensor<Float32Array>;
+  /** RoPE on x [batch, heads, length, headDim] (2 to 4 dims); positions [length] or [batch, length], else offset + arange. */
+  rotary(x: Floats, options?: RotaryOptions & { positions?: Ids; offset?: number }): Tensor<Float32Array>;
+  /** RoPE inverse frequencies (rotaryDim/2) and the cos/sin factor for a scaling; seqLength for 'dynamic'. */
+  rotaryFrequencies(headDim: number, options?: RotaryOptions & { seqLength?: number }): { invFreq: Float32Array; attentionFactor: number };
   /** `new ak.Embeddings(options)`: the embedding stage bound to this module. */
   readonly Embeddings: new (options: EmbeddingsOptions) => Embeddings;
 }

@@ -192,6 +192,32 @@ TEST(Attention, SimdMatchesReferenceOnAwkwardSizes) {
   }
 }
 
+// Long rows (K and V of a head past 768 KB) take the path where 4 query blocks share each tile.
+TEST(Attention, SimdMatchesReferenceOnLongRowsWithSharedTiles) {
+  for (int variant = 0; variant < 2; ++variant) {
+    Problem p;
+    const int lk = 1601, lq = variant == 0 ? 203 : 77;
+    p.s = {1, 2, 1, lq, lk, 65, 63};
+    p.q = random_vec(static_cast<std::size_t>(2) * lq * 65, 41 + variant);
+    p.k = random_vec(static_cast<std::size_t>(lk) * 65, 43 + variant);
+    p.v = random_vec(static_cast<std::size_t>(lk) * 63, 45 + variant);
+    p.args.scale = 0.125f;
+    p.args.causal = variant == 0;
+    if (variant == 1) {
+      const double md[4] = {1, 1, 1, static_cast<double>(lk)};
+      p.add_mask = random_vec(lk, 47);
+      p.add_mask[1000] = -std::numeric_limits<float>::infinity();
+      ASSERT_TRUE(check_attention_mask(MaskKind::additive, md, lk, p.s, p.args.mask).ok());
+      p.slopes = {0.5f, 0.25f};
+    }
+    p.finish(false);
+    p.run_ref();
+    const std::vector<float> want = p.out;
+    p.run_simd();
+    EXPECT_EQ(first_mismatch(p.out, want, 2e-5, 2e-4), -1) << "variant " << variant;
+  }
+}
+
 // Projections store [B, L, H*d]: attention reads heads in place through strides.
 TEST(Attention, StridedHeadsMatchContiguous) {
   const int B = 2, H = 3, L = 9, d = 5;
