@@ -167,7 +167,7 @@ export async function benchAttention({ simd, scalar, lengths = [128, 512, 2048, 
         `${fmt(x.median / (name.endsWith('bidirectional') ? oursFull : ours))}x`]);
     }
     for (const [name, e] of Object.entries(errors)) {
-      const why = /SafeInt/.test(e) ? 'integer overflow (SafeInt)' : /bad_alloc/.test(e) ? 'std::bad_alloc' : e.slice(0, 40);
+      const why = /safeint/i.test(e) ? 'integer overflow (SafeInt)' : /bad_alloc/.test(e) ? 'std::bad_alloc' : e.slice(0, 40);
       rows.push([L, name, `failed: ${why}`, '', '', '', '', '']);
     }
     console.error(`L=${L}: causal ${fmt(bestCausal / ours)}x the fastest peer, bidirectional ${fmt(bestFull / oursFull)}x; ` +
