@@ -150,8 +150,6 @@ int position_ids_raw(uintptr_t slot, int kind, double batch, double length, doub
 // ------------------------------------------------------------------------------ masks, attention
 // kind 0: from ids != padId; 1: from an attention mask of 0/1.
 int padding_mask_raw(uintptr_t slot, int kind, uintptr_t src, double n, double pad_id) {
-  Status s = kind ? Status::success() : check_integer("padId", pad_id, -2147483648.0, 2147483647.0);
-  if (!s.ok()) return fail(std::move(s));
   return with_result<uint8_t>(slot, static_cast<std::size_t>(n), [&](uint8_t* out) {
     return kind ? padding_mask_from_attention_mask(out, in<int32_t>(src), static_cast<std::size_t>(n))
                 : padding_mask(out, in<int32_t>(src), static_cast<std::size_t>(n), pad_id);
@@ -219,9 +217,9 @@ int attention_raw(uintptr_t slot, uintptr_t q, uintptr_t k, uintptr_t v, uintptr
   if (s.ok()) s = check_attention_mask(static_cast<MaskKind>(mask_kind), in<double>(mask_dims_ptr), mask_length, shape, a.mask);
   if (s.ok() && alibi_kind == 2) s = check_length("alibi", alibi_length, dims[1], "heads");
   if (s.ok() && want_weights) s = check_output_size("weights", dims[0] * dims[1] * dims[3] * dims[4]);
-  if (s.ok() && !std::isnan(scale) && !std::isfinite(scale)) {
-    s = Status::error(Code::invalid_argument, "scale", "scale must be a finite number, got " + show_number(scale));
-  }
+  // NaN means "not given": 1/sqrt(headDim).
+  const double scale_used = std::isnan(scale) ? 1.0 / std::sqrt(dims[5]) : scale;
+  if (s.ok()) s = check_attention_scale(scale_used);
   if (!s.ok()) return fail(std::move(s));
   if (check_only) return 0;
   a.mask.data = in<void>(mask);
@@ -229,7 +227,7 @@ int attention_raw(uintptr_t slot, uintptr_t q, uintptr_t k, uintptr_t v, uintptr
   a.q = contiguous(in<float>(q), shape.heads, shape.q_len, shape.head_dim);
   a.k = contiguous(in<float>(k), shape.kv_heads, shape.kv_len, shape.head_dim);
   a.v = contiguous(in<float>(v), shape.kv_heads, shape.kv_len, shape.v_dim);
-  a.scale = std::isnan(scale) ? static_cast<float>(1.0 / std::sqrt(dims[5])) : static_cast<float>(scale);
+  a.scale = static_cast<float>(scale_used);
   a.causal = causal;
   std::vector<float> slopes;
   if (alibi_kind == 1) {

@@ -121,10 +121,16 @@ void attention(const AttentionArgs& a) {
 }
 }  // namespace ref
 
-Status attention(const AttentionArgs& a) {
-  if (!std::isfinite(a.scale)) {
-    return Status::error(Code::invalid_argument, "scale", "scale must be a finite number, got " + show_number(a.scale));
+Status check_attention_scale(double scale) {
+  if (!std::isfinite(scale)) {
+    return Status::error(Code::invalid_argument, "scale", "scale must be a finite number, got " + show_number(scale));
   }
+  return Status::success();
+}
+
+Status attention(const AttentionArgs& a) {
+  Status s = check_attention_scale(a.scale);
+  if (!s.ok()) return s;
 #if ATTNKIT_HAVE_SIMD
   const std::size_t n = attention_scratch_floats(a.shape, a.weights != nullptr);
   float* scratch = static_cast<float*>(std::malloc(n * sizeof(float)));
@@ -138,7 +144,7 @@ Status attention(const AttentionArgs& a) {
 #else
   ref::attention(a);
 #endif
-  return Status::success();
+  return s;
 }
 
 }  // namespace attnkit

@@ -19,11 +19,10 @@ Status check_finite_at_least(const char* what, double v, double lo) {
   return Status::success();
 }
 
-// 1 / base^(float(2i) / float(rd)) in float32, as torch evaluates it.
-float plain_inv_freq(double base, int i, int rd) {
+// base^(float(2i) / float(rd)) in float32, as torch evaluates it; the inverse frequency is 1 / it.
+float frequency_power(double base, int i, int rd) {
   const float e = static_cast<float>(2 * i) / static_cast<float>(rd);
-  const float pw = static_cast<float>(std::pow(static_cast<double>(static_cast<float>(base)), static_cast<double>(e)));
-  return 1.0f / pw;
+  return static_cast<float>(std::pow(static_cast<double>(static_cast<float>(base)), static_cast<double>(e)));
 }
 }  // namespace
 
@@ -77,7 +76,7 @@ void rotary_frequencies(const RotaryConfig& c, double seq_len, float* inv, float
   if (c.scaling == RotaryScaling::dynamic && seq_len > c.original_max_positions) {
     base *= std::pow(c.factor * seq_len / c.original_max_positions - (c.factor - 1), rd / (rd - 2.0));
   }
-  for (int i = 0; i < half; ++i) inv[i] = plain_inv_freq(base, i, rd);
+  for (int i = 0; i < half; ++i) inv[i] = 1.0f / frequency_power(base, i, rd);
 
   switch (c.scaling) {
     case RotaryScaling::none:
@@ -123,7 +122,7 @@ void rotary_frequencies(const RotaryConfig& c, double seq_len, float* inv, float
       high = std::min(high, rd - 1.0);
       if (low == high) high += 0.001;  // as HF: avoids a zero-width ramp
       for (int i = 0; i < half; ++i) {
-        const float pos_freq = 1.0f / plain_inv_freq(c.base, i, rd);
+        const float pos_freq = frequency_power(c.base, i, rd);
         const float extrapolated = 1.0f / pos_freq, interpolated = 1.0f / (factor * pos_freq);
         const float ramp = std::min(1.f, std::max(0.f, static_cast<float>((i - low) / (high - low))));
         const float keep = 1.f - ramp;  // share of the unscaled frequency

@@ -81,6 +81,9 @@ Status check_attention_shape(double batch, double heads, double kv_heads, double
 Status check_attention_mask(MaskKind kind, const double dims[4], double length, const AttentionShape& shape,
                             MaskView& mask);
 
+// scale must be finite (the bindings check it before copying inputs; attention() checks it too).
+Status check_attention_scale(double scale);
+
 // Validated entry: checks scale, allocates the kernel's scratch (out_of_memory if it cannot) and
 // runs the xsimd kernel in SIMD builds, the scalar reference otherwise. Shape and mask must have
 // passed the checks above; the pointers must cover the shapes.

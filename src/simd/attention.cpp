@@ -36,6 +36,30 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
 
+// The register block both microkernels share: kMR rows x two vectors of accumulators, updated by
+// acc[r][0..1] += w[r] * (v0, v1), with the kMR broadcast weights loaded from w (one vector each).
+struct block4x2 {
+  bf a[kMR][2];
+
+  void madd(const float* w, const bf& v0, const bf& v1) {
+    for (int r = 0; r < kMR; ++r) {
+      const bf x = bf::load_aligned(w + r * kN);
+      a[r][0] = xsimd::fma(x, v0, a[r][0]);
+      a[r][1] = xsimd::fma(x, v1, a[r][1]);
+    }
+  }
+  void zero() {
+    for (auto& row : a) row[0] = row[1] = bf(0.f);
+  }
+  // Row r at rows[r] (two vectors each).
+  void load(float* const rows[kMR]) {
+    for (int r = 0; r < kMR; ++r) a[r][0] = bf::load_unaligned(rows[r]), a[r][1] = bf::load_unaligned(rows[r] + kN);
+  }
+  void store(float* const rows[kMR]) const {
+    for (int r = 0; r < kMR; ++r) a[r][0].store_unaligned(rows[r]), a[r][1].store_unaligned(rows[r] + kN);
+  }
+};
+
 // S[r][j] = dot(q[r], key j) for r < kMR and j < np (a multiple of kNR). `qs` holds the block's
 // queries pre-broadcast, [d][kMR] vectors (one load each instead of a scalar load + splat);
 // `panel` points at the first packed panel of the tile: kNR keys x d, key-minor.
@@ -43,22 +67,13 @@ template <class Arch>
 struct qk_tile {
   void operator()(Arch, const float* qs, const float* panel, int d, int np, float* S, int lds) const {
     for (int j = 0; j < np; j += kNR, panel += static_cast<std::size_t>(d) * kNR) {
-      bf a00(0.f), a01(0.f), a10(0.f), a11(0.f), a20(0.f), a21(0.f), a30(0.f), a31(0.f);
+      block4x2 acc;
+      acc.zero();
       const float* k = panel;
       const float* q = qs;
-      for (int c = 0; c < d; ++c, k += kNR, q += kMR * kN) {
-        const bf k0 = bf::load_aligned(k), k1 = bf::load_aligned(k + kN);
-        const bf q0 = bf::load_aligned(q), q1 = bf::load_aligned(q + kN);
-        const bf q2 = bf::load_aligned(q + 2 * kN), q3 = bf::load_aligned(q + 3 * kN);
-        a00 = xsimd::fma(q0, k0, a00); a01 = xsimd::fma(q0, k1, a01);
-        a10 = xsimd::fma(q1, k0, a10); a11 = xsimd::fma(q1, k1, a11);
-        a20 = xsimd::fma(q2, k0, a20); a21 = xsimd::fma(q2, k1, a21);
-        a30 = xsimd::fma(q3, k0, a30); a31 = xsimd::fma(q3, k1, a31);
-      }
-      a00.store_aligned(S + j); a01.store_aligned(S + j + kN);
-      a10.store_aligned(S + lds + j); a11.store_aligned(S + lds + j + kN);
-      a20.store_aligned(S + 2 * lds + j); a21.store_aligned(S + 2 * lds + j + kN);
-      a30.store_aligned(S + 3 * lds + j); a31.store_aligned(S + 3 * lds + j + kN);
+      for (int c = 0; c < d; ++c, k += kNR, q += kMR * kN) acc.madd(q, bf::load_aligned(k), bf::load_aligned(k + kN));
+      float* const rows[kMR] = {S + j, S + lds + j, S + 2 * lds + j, S + 3 * lds + j};
+      acc.store(rows);
     }
   }
 };
@@ -71,25 +86,14 @@ struct pv_tile {
     float *o0 = O, *o1 = O + dv, *o2 = O + 2 * dv, *o3 = O + 3 * dv;
     int c = 0;
     for (; c + 2 * kN <= dv; c += 2 * kN) {
-      bf a00 = bf::load_unaligned(o0 + c), a01 = bf::load_unaligned(o0 + c + kN);
-      bf a10 = bf::load_unaligned(o1 + c), a11 = bf::load_unaligned(o1 + c + kN);
-      bf a20 = bf::load_unaligned(o2 + c), a21 = bf::load_unaligned(o2 + c + kN);
-      bf a30 = bf::load_unaligned(o3 + c), a31 = bf::load_unaligned(o3 + c + kN);
+      float* const rows[kMR] = {o0 + c, o1 + c, o2 + c, o3 + c};
+      block4x2 acc;
+      acc.load(rows);
       const float* vj = v + c;
       const float* p = pb;
-      for (int j = 0; j < n; ++j, vj += vstride, p += kMR * kN) {
-        const bf v0 = bf::load_unaligned(vj), v1 = bf::load_unaligned(vj + kN);
-        const bf w0 = bf::load_aligned(p), w1 = bf::load_aligned(p + kN);
-        const bf w2 = bf::load_aligned(p + 2 * kN), w3 = bf::load_aligned(p + 3 * kN);
-        a00 = xsimd::fma(w0, v0, a00); a01 = xsimd::fma(w0, v1, a01);
-        a10 = xsimd::fma(w1, v0, a10); a11 = xsimd::fma(w1, v1, a11);
-        a20 = xsimd::fma(w2, v0, a20); a21 = xsimd::fma(w2, v1, a21);
-        a30 = xsimd::fma(w3, v0, a30); a31 = xsimd::fma(w3, v1, a31);
-      }
-      a00.store_unaligned(o0 + c); a01.store_unaligned(o0 + c + kN);
-      a10.store_unaligned(o1 + c); a11.store_unaligned(o1 + c + kN);
-      a20.store_unaligned(o2 + c); a21.store_unaligned(o2 + c + kN);
-      a30.store_unaligned(o3 + c); a31.store_unaligned(o3 + c + kN);
+      for (int j = 0; j < n; ++j, vj += vstride, p += kMR * kN)
+        acc.madd(p, bf::load_unaligned(vj), bf::load_unaligned(vj + kN));
+      acc.store(rows);
     }
     for (; c + kN <= dv; c += kN) {
       bf a0 = bf::load_unaligned(o0 + c), a1 = bf::load_unaligned(o1 + c);
@@ -130,16 +134,16 @@ inline void broadcast_lanes(const bf& p, float* pb_j_r, std::integer_sequence<un
 
 // Everything one score row needs besides its numbers.
 struct RowContext {
-  float slope;  // 0 = no ALiBi
-  int position;        // the query's position p_i
+  float slope;    // 0 = no ALiBi
+  int position;   // the query's position p_i
   bool causal;
   const MaskView* mask;
   std::size_t mask_row;
 };
 
 // Turns row s[0..np) (dots of keys j0 + jj, already times scale * log2 e) into probabilities
-// p = 2^(score - m') in log2 units, updating the running max m and sum l; stores p back into s
-// and broadcast into pb (row r of [np][kMR] vectors); returns alpha = 2^(m_old - m'), the factor
+// p = 2^(score - m') in log2 units, updating the running max m and sum l; writes p broadcast
+// into pb (row r of [np][kMR] vectors); returns alpha = 2^(m_old - m'), the factor
 // for the row's partial output. Keys jj >= n are padding.
 template <class Arch>
 struct softmax_tile_row {
@@ -184,7 +188,6 @@ struct softmax_tile_row {
     float* pr = pb + r * kN;
     for (int jj = 0; jj < np; jj += kN) {
       const bf p = exp2(bf::load_aligned(s + jj) - shift);
-      p.store_aligned(s + jj);
       broadcast_lanes<Arch>(p, pr + static_cast<std::size_t>(jj) * kMR * kN, std::make_integer_sequence<unsigned, kN>{});
       sum += p;
     }
@@ -295,10 +298,10 @@ void attention(const AttentionArgs& a, float* scratch) {
               const float inv = l[bi][r] > 0.f ? 1.f / l[bi][r] : 0.f;
               const float* o = O + (static_cast<std::size_t>(bi) * kMR + r) * dv;
               for (int c = 0; c < dv; ++c) out[c] = o[c] * inv;
-              if (a.weights) {  // blocks == 1 and a single tile: S still holds this block's p
+              if (a.weights) {  // blocks == 1 and a single tile: P still holds this block's p
                 float* w = a.weights + ((static_cast<std::size_t>(b) * s.heads + h) * s.q_len + i0 + r) * lk;
-                const float* p = S + r * tile;
-                for (int j = 0; j < jend[bi]; ++j) w[j] = p[j] * inv;
+                const float* p = P + r * kN;  // lane 0 of p[j][r]
+                for (int j = 0; j < jend[bi]; ++j) w[j] = p[static_cast<std::size_t>(j) * kMR * kN] * inv;
                 for (int j = jend[bi]; j < lk; ++j) w[j] = 0.f;
               }
             }

@@ -147,7 +147,7 @@ TEST(Attention, FullyMaskedRowsAreZeroNotNaN) {
 // The tiled kernel against the reference across tile, vector and block boundaries.
 TEST(Attention, SimdMatchesReferenceOnAwkwardSizes) {
   unsigned seed = 1;
-  const std::vector<int> lengths{1, 3, 4, 5, 7, 17, 63, 65, 129, 257};
+  const std::vector<int> lengths{1, 3, 4, 5, 7, 17, 63, 65, 129, 257, 771};
   const std::vector<int> dims{1, 3, 4, 5, 7, 17, 63, 65};
   for (int lk : lengths) {
     for (int d : dims) {
@@ -380,7 +380,7 @@ TEST(Rotary, MatchesHuggingFaceFormulas) {
 }
 
 TEST(Rotary, SimdMatchesReferenceOnAwkwardSizesAndInPlace) {
-  for (int rd_half : {1, 3, 4, 5, 7, 17, 63, 65}) {
+  for (int rd_half : {1, 3, 4, 5, 7, 17, 63, 65, 771}) {
     for (auto layout : {RotaryLayout::half, RotaryLayout::interleaved}) {
       RotaryConfig c;
       c.rotary_dim = 2 * rd_half;
