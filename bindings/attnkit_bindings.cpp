@@ -21,7 +21,9 @@
 #include "attnkit/embedding.hpp"
 #include "attnkit/embeddings.hpp"
 #include "attnkit/norm.hpp"
+#include "attnkit/linear.hpp"
 #include "attnkit/mask.hpp"
+#include "attnkit/multi_head_attention.hpp"
 #include "attnkit/positional.hpp"
 #include "attnkit/rotary.hpp"
 #include "attnkit/status.hpp"
@@ -321,18 +323,47 @@ int rotary_frequencies_raw(uintptr_t slot, uintptr_t config, double seq_len) {
   });
 }
 
-// Embeddings modules live in C++; JavaScript holds a handle (a number): 1 + an index into this
-// table. A stale or made-up handle is an error, not a wild pointer. Freed slots are reused.
-std::vector<std::unique_ptr<Embeddings>> g_embeddings;
+// Modules (Embeddings, MultiHeadAttention) live in C++; JavaScript holds a handle (a number):
+// 1 + an index into a registry. A stale or made-up handle is an error, not a wild pointer. Freed
+// slots are reused.
+template <class T>
+struct Registry {
+  const char* kind;
+  std::vector<std::unique_ptr<T>> items;
 
-Status find_embeddings(double handle, Embeddings*& e) {
-  const bool valid = handle >= 1 && handle <= static_cast<double>(g_embeddings.size()) && handle == std::floor(handle);
-  if (!valid || !g_embeddings[static_cast<std::size_t>(handle) - 1]) {
-    return Status::error(Code::invalid_argument, "handle",
-                         "no live Embeddings module has handle " + show_number(handle) + " (was it disposed?)");
+  Status find(double handle, T*& out) const {
+    const bool valid = handle >= 1 && handle <= static_cast<double>(items.size()) && handle == std::floor(handle);
+    if (!valid || !items[static_cast<std::size_t>(handle) - 1]) {
+      return Status::error(Code::invalid_argument, "handle",
+                           std::string("no live ") + kind + " module has handle " + show_number(handle) +
+                               " (was it disposed?)");
+    }
+    out = items[static_cast<std::size_t>(handle) - 1].get();
+    return Status::success();
   }
-  e = g_embeddings[static_cast<std::size_t>(handle) - 1].get();
-  return Status::success();
+  // Stores the module and reports its handle in result slot [0].
+  int add(std::unique_ptr<T> m, uintptr_t slot) {
+    std::size_t i = 0;
+    while (i < items.size() && items[i]) ++i;
+    if (i == items.size()) items.emplace_back();
+    items[i] = std::move(m);
+    *reinterpret_cast<ResultSlot*>(slot) = {static_cast<uint32_t>(i + 1), 0};
+    return 0;
+  }
+  void free(double handle) {
+    T* m = nullptr;
+    if (find(handle, m).ok()) items[static_cast<std::size_t>(handle) - 1].reset();
+  }
+};
+
+Registry<Embeddings> g_embeddings{"Embeddings", {}};
+Registry<MultiHeadAttention> g_mha{"MultiHeadAttention", {}};
+
+// Reports a module's weight storage in the result slot, for JavaScript to write directly.
+int report_weight(uintptr_t slot, float* data, double length) {
+  *reinterpret_cast<ResultSlot*>(slot) = {static_cast<uint32_t>(reinterpret_cast<uintptr_t>(data)),
+                                          static_cast<uint32_t>(length)};
+  return 0;
 }
 
 // Creates a module; its handle goes to result slot [0].
@@ -354,12 +385,7 @@ int embeddings_create(uintptr_t slot, double vocab, double dim, double max_posit
   std::unique_ptr<Embeddings> e;
   Status s = Embeddings::create(c, e);
   if (!s.ok()) return fail(std::move(s));
-  std::size_t i = 0;
-  while (i < g_embeddings.size() && g_embeddings[i]) ++i;
-  if (i == g_embeddings.size()) g_embeddings.emplace_back();
-  g_embeddings[i] = std::move(e);
-  *reinterpret_cast<ResultSlot*>(slot) = {static_cast<uint32_t>(i + 1), 0};
-  return 0;
+  return g_embeddings.add(std::move(e), slot);
 }
 
 // Checks `length` against weight `which` and reports its storage in the result slot, for
@@ -367,20 +393,18 @@ int embeddings_create(uintptr_t slot, double vocab, double dim, double max_posit
 // check_only: validate without marking the weight as set (JS checks all weights before writing).
 int embeddings_weight(uintptr_t slot, double handle, int which, double length, bool check_only) {
   Embeddings* e = nullptr;
-  Status s = find_embeddings(handle, e);
+  Status s = g_embeddings.find(handle, e);
   float* data = nullptr;
   if (s.ok()) s = e->weight(static_cast<EmbeddingsWeight>(which), length, data, check_only);
   if (!s.ok()) return fail(std::move(s));
-  *reinterpret_cast<ResultSlot*>(slot) = {static_cast<uint32_t>(reinterpret_cast<uintptr_t>(data)),
-                                          static_cast<uint32_t>(length)};
-  return 0;
+  return report_weight(slot, data, length);
 }
 
 int embeddings_forward(uintptr_t slot, double handle, uintptr_t ids, double batch, double length, uintptr_t types,
                        double types_length, uintptr_t positions, double positions_length, uintptr_t mask,
                        double mask_length, double past) {
   Embeddings* e = nullptr;
-  Status s = find_embeddings(handle, e);
+  Status s = g_embeddings.find(handle, e);
   Embeddings::Inputs x;
   x.ids = in<int32_t>(ids);
   x.batch = batch;
@@ -400,10 +424,98 @@ int embeddings_forward(uintptr_t slot, double handle, uintptr_t ids, double batc
   });
 }
 
-void embeddings_free(double handle) {
-  Embeddings* e = nullptr;
-  if (find_embeddings(handle, e).ok()) g_embeddings[static_cast<std::size_t>(handle) - 1].reset();
+void embeddings_free(double handle) { g_embeddings.free(handle); }
+
+// ------------------------------------------------------------------------- linear, attention module
+// layout 0 = [out, in] (nn.Linear), 1 = [in, out] (Conv1D). bias 0 = none.
+int linear_raw(uintptr_t slot, uintptr_t x, double x_length, double rows, double in_features, double out_features,
+               uintptr_t w, double w_length, int layout, uintptr_t bias, double bias_length) {
+  Status s = check_linear(rows, in_features, out_features);
+  if (s.ok()) s = check_length("x", x_length, rows * in_features, "rows * inFeatures");
+  if (s.ok()) s = check_length("weight", w_length, in_features * out_features, "outFeatures * inFeatures");
+  if (s.ok() && bias) s = check_length("bias", bias_length, out_features, "outFeatures");
+  if (s.ok() && layout != 0 && layout != 1) s = Status::error(Code::invalid_argument, "layout", "unknown layout");
+  if (!s.ok()) return fail(std::move(s));
+  return with_result(slot, static_cast<std::size_t>(rows * out_features), [&](float* y) {
+    linear(y, in<float>(x), static_cast<std::size_t>(rows), static_cast<int>(in_features),
+           static_cast<int>(out_features), in<float>(w), static_cast<WeightLayout>(layout), in<float>(bias));
+    return Status::success();
+  });
 }
+
+// config: 10 doubles [dim, heads, kvHeads, headDim, kdim, vdim, bias, outBias, positional, scale
+// (NaN = default)] followed by the 15 rotary doubles of rotary_config_from.
+int mha_create(uintptr_t slot, uintptr_t config) {
+  const double* c = in<double>(config);
+  MultiHeadAttentionConfig m;
+  m.dim = c[0], m.heads = c[1], m.kv_heads = c[2], m.head_dim = c[3], m.kdim = c[4], m.vdim = c[5];
+  m.bias = c[6] != 0, m.out_bias = c[7] != 0;
+  m.positional = static_cast<PositionalBias>(static_cast<int>(c[8]));
+  m.scale = c[9];
+  m.rotary = rotary_config_from(c + 10);
+  std::unique_ptr<MultiHeadAttention> module;
+  Status s = MultiHeadAttention::create(m, module);
+  if (!s.ok()) return fail(std::move(s));
+  return g_mha.add(std::move(module), slot);
+}
+
+int mha_weight(uintptr_t slot, double handle, int which, double length, bool check_only) {
+  MultiHeadAttention* m = nullptr;
+  Status s = g_mha.find(handle, m);
+  float* data = nullptr;
+  if (s.ok() && (which < 0 || which > 9)) s = Status::error(Code::invalid_argument, "weights", "unknown weight");
+  if (s.ok()) s = m->weight(static_cast<MhaWeight>(which), length, data, check_only);
+  if (!s.ok()) return fail(std::move(s));
+  return report_weight(slot, data, length);
+}
+
+// sizes: 6 doubles [queryLength (elements), batch, length, keyLength (elements), valueLength
+// (elements), kvLength]; mask_dims: 4 doubles. Output in slot[0..1], weights in slot[2..3].
+int mha_forward(uintptr_t slot, double handle, uintptr_t query, uintptr_t key, uintptr_t value, uintptr_t sizes,
+                int mask_kind, uintptr_t mask, double mask_length, uintptr_t mask_dims, uintptr_t positions,
+                double positions_length, bool causal, bool use_cache, bool want_weights) {
+  MultiHeadAttention* m = nullptr;
+  Status s = g_mha.find(handle, m);
+  if (!s.ok()) return fail(std::move(s));
+  const double* z = in<double>(sizes);
+  MultiHeadAttention::Inputs x;
+  x.query = in<float>(query), x.query_length = z[0], x.batch = z[1], x.q_len = z[2];
+  x.key = in<float>(key), x.value = in<float>(value), x.key_length = z[3], x.value_length = z[4], x.kv_len = z[5];
+  x.mask_kind = static_cast<MaskKind>(mask_kind), x.mask = in<void>(mask), x.mask_length = mask_length;
+  for (int d = 0; d < 4; ++d) x.mask_dims[d] = in<double>(mask_dims)[d];
+  x.positions = in<int32_t>(positions), x.positions_length = positions_length;
+  x.causal = causal, x.use_cache = use_cache, x.want_weights = want_weights;
+  std::size_t n_out = 0, n_w = 0;
+  s = m->prepare(x, n_out, n_w);
+  if (!s.ok()) return fail(std::move(s));
+  auto* weights_slot = reinterpret_cast<ResultSlot*>(slot) + 1;
+  *weights_slot = {0, 0};
+  return with_result(slot, n_out, [&](float* out) {
+    float* weights = nullptr;
+    if (want_weights) {
+      Status ws;
+      weights = alloc_result(reinterpret_cast<uintptr_t>(weights_slot), n_w, ws);
+      if (!ws.ok()) return ws;
+    }
+    Status r = m->run(out, weights, x);
+    if (!r.ok() && weights) {
+      std::free(weights);
+      *weights_slot = {0, 0};
+    }
+    return r;
+  });
+}
+
+// -1 for a stale handle.
+double mha_cache_length(double handle) {
+  MultiHeadAttention* m = nullptr;
+  return g_mha.find(handle, m).ok() ? m->cache_length() : -1;
+}
+void mha_reset_cache(double handle) {
+  MultiHeadAttention* m = nullptr;
+  if (g_mha.find(handle, m).ok()) m->reset_cache();
+}
+void mha_free(double handle) { g_mha.free(handle); }
 
 std::string last_error_message() { return g_last_error.message; }
 std::string last_error_argument() { return g_last_error.argument; }
@@ -439,6 +551,13 @@ EMSCRIPTEN_BINDINGS(attnkit) {
   emscripten::function("_embeddingsWeight", &embeddings_weight);
   emscripten::function("_embeddingsForward", &embeddings_forward);
   emscripten::function("_embeddingsFree", &embeddings_free);
+  emscripten::function("_linear", &linear_raw);
+  emscripten::function("_mhaCreate", &mha_create);
+  emscripten::function("_mhaWeight", &mha_weight);
+  emscripten::function("_mhaForward", &mha_forward);
+  emscripten::function("_mhaCacheLength", &mha_cache_length);
+  emscripten::function("_mhaResetCache", &mha_reset_cache);
+  emscripten::function("_mhaFree", &mha_free);
   emscripten::function("_lastErrorMessage", &last_error_message);
   emscripten::function("_lastErrorArgument", &last_error_argument);
   emscripten::function("_codeName", &code_name_of);

@@ -184,6 +184,80 @@ export interface RotaryOptions {
   scaling?: RotaryScalingOptions;
 }
 
+export interface MultiHeadAttentionOptions {
+  /** embed_dim: features of the query and of the output. */
+  dim: number;
+  numHeads: number;
+  /** Key/value heads (grouped-query attention); default numHeads. */
+  numKvHeads?: number;
+  /** Default dim / numHeads. */
+  headDim?: number;
+  /** Features of the key / value inputs for cross-attention (default dim). */
+  kdim?: number;
+  vdim?: number;
+  /** q/k/v projection biases (default true). */
+  bias?: boolean;
+  /** Output projection bias (default: bias). */
+  outBias?: boolean;
+  positional?: 'none' | 'rotary' | 'alibi';
+  /** RoPE settings when positional is 'rotary' (headDim comes from the module). */
+  rotary?: RotaryOptions;
+  /** Default 1/sqrt(headDim). */
+  scale?: number;
+  /** Default for forward's causal. */
+  causal?: boolean;
+}
+
+/**
+ * Weights, all matrices [out, in] as nn.Linear stores them. PyTorch's names (in_proj_weight,
+ * in_proj_bias, q_proj_weight, k_proj_weight, v_proj_weight, out_proj.weight, out_proj.bias) and
+ * Hugging Face's (q_proj.weight, ..., o_proj.weight, o_proj.bias) are accepted too.
+ */
+export interface MultiHeadAttentionWeights {
+  qWeight?: Floats;
+  kWeight?: Floats;
+  vWeight?: Floats;
+  /** q, k and v stacked: [(numHeads + 2 numKvHeads) * headDim, dim] (needs kdim = vdim = dim). */
+  inProjWeight?: Floats;
+  outWeight?: Floats;
+  qBias?: Floats;
+  kBias?: Floats;
+  vBias?: Floats;
+  inProjBias?: Floats;
+  outBias?: Floats;
+  [name: string]: Floats | undefined;
+}
+
+export interface MultiHeadAttentionForwardOptions {
+  /** Cross-attention inputs [batch, Lk, kdim] / [batch, Lk, vdim]. */
+  key?: Floats;
+  value?: Floats;
+  /** Broadcast to [batch, heads, L, keyLength] (keyLength includes cached keys). */
+  mask?: Mask;
+  /** Hugging Face attention_mask [batch, keyLength]: 1 = token, 0 = padding. */
+  attentionMask?: Ids;
+  /** Bottom-right aligned (default: the module's causal). */
+  causal?: boolean;
+  /** RoPE positions [L] or [batch, L]; default cacheLength + 0..L-1. */
+  positionIds?: Ids;
+  /** Append this call's keys/values to the KV cache and attend over all of it (self-attention). */
+  useCache?: boolean;
+  returnWeights?: boolean;
+}
+
+export class MultiHeadAttention {
+  readonly config: Required<Omit<MultiHeadAttentionOptions, 'rotary' | 'scale'>>;
+  setWeights(weights: MultiHeadAttentionWeights): this;
+  /** query [batch, L, dim] or [L, dim] → the same shape. */
+  forward(query: Floats, options?: MultiHeadAttentionForwardOptions & { returnWeights?: false }): Tensor<Float32Array>;
+  forward(query: Floats, options: MultiHeadAttentionForwardOptions & { returnWeights: true }): { output: Tensor<Float32Array>; weights: Tensor<Float32Array> };
+  /** Keys held by the KV cache per sequence. */
+  readonly cacheLength: number;
+  resetCache(): this;
+  /** Frees the wasm memory; later calls throw ERR_DISPOSED. Idempotent. */
+  dispose(): void;
+}
+
 /** Converts to/from the masked_fill convention (true = hide); its own inverse. */
 export function invertMask(mask: Mask): Tensor<Uint8Array>;
 /** Boolean mask → additive float32 (1 → 0, 0 → -Infinity). */
@@ -230,6 +304,10 @@ export class Attnkit {
   rotary(x: Floats, options?: RotaryOptions & { positions?: Ids; offset?: number }): Tensor<Float32Array>;
   /** RoPE inverse frequencies (rotaryDim/2) and the cos/sin factor for a scaling; seqLength for 'dynamic'. */
   rotaryFrequencies(headDim: number, options?: RotaryOptions & { seqLength?: number }): { invFreq: Float32Array; attentionFactor: number };
+  /** y = x Wᵀ + b over the last dim: weight [out, in] ('outIn', nn.Linear) or [in, out] ('inOut', GPT-2 Conv1D). */
+  linear(x: Floats, weight: Floats, options?: { bias?: Floats; layout?: 'outIn' | 'inOut' }): Tensor<Float32Array>;
   /** `new ak.Embeddings(options)`: the embedding stage bound to this module. */
   readonly Embeddings: new (options: EmbeddingsOptions) => Embeddings;
+  /** `new ak.MultiHeadAttention(options)`: attention with its own weights and KV cache. */
+  readonly MultiHeadAttention: new (options: MultiHeadAttentionOptions) => MultiHeadAttention;
 }

@@ -12,8 +12,10 @@ import { Embeddings } from './embeddings.js';
 import * as masks from './masks.js';
 import * as attn from './attention.js';
 import * as rope from './rotary.js';
+import { linear } from './linear.js';
+import { MultiHeadAttention } from './multi_head_attention.js';
 
-export { AttnkitError, Tensor, Embeddings };
+export { AttnkitError, Tensor, Embeddings, MultiHeadAttention };
 export { invertMask, toAdditiveMask } from './masks.js';
 
 // (module (func (result v128) v128.const i32x4 0 0 0 0)): validates only where SIMD128 exists.
@@ -152,6 +154,12 @@ export class Attnkit {
     const ak = this;
     /** `new ak.Embeddings(options)`: the input embedding stage as a module (web/embeddings.js). */
     this.Embeddings = class extends Embeddings {
+      constructor(options) {
+        super(ak, options);
+      }
+    };
+    /** `new ak.MultiHeadAttention(options)`: attention with its own weights and KV cache. */
+    this.MultiHeadAttention = class extends MultiHeadAttention {
       constructor(options) {
         super(ak, options);
       }
@@ -399,6 +407,11 @@ export class Attnkit {
   /** RoPE applied to x [batch, heads, length, headDim]. */
   rotary(x, options) {
     return rope.rotary(this, x, options);
+  }
+
+  /** y = x W^T + b: weight [out, in] (layout 'outIn', nn.Linear) or [in, out] ('inOut', Conv1D). */
+  linear(x, weight, options) {
+    return linear(this, x, weight, options);
   }
 
   /** RoPE inverse frequencies and attention factor for a scaling. */

@@ -519,7 +519,107 @@ def rotary():
     write("rotary.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__,
                           "cases": cases})
 
+# ------------------------------------------------------------------------- linear, MultiHeadAttention
+def state(module_or_dict):
+    items = module_or_dict.items() if isinstance(module_or_dict, dict) else module_or_dict.state_dict().items()
+    return {k: f32list(v) for k, v in items}
+
+
+def modules():
+    g = torch.Generator().manual_seed(6)
+    torch.manual_seed(6)
+    linear = []
+    for rows, n_in, n_out, bias in [(1, 1, 1, True), (3, 5, 7, True), (4, 17, 3, False), (5, 63, 65, True),
+                                    (7, 771, 9, True), (2, 64, 128, False)]:
+        lin = torch.nn.Linear(n_in, n_out, bias=bias)
+        x = torch.randn(rows, n_in, generator=g)
+        # GPT-2's Conv1D: weight [in, out], y = addmm(bias, x, weight).
+        w_io = torch.randn(n_in, n_out, generator=g)
+        b_io = torch.randn(n_out, generator=g) if bias else torch.zeros(n_out)
+        linear.append({"rows": rows, "in": n_in, "out": n_out, "bias": bias, "x": f32list(x),
+                       "weight": f32list(lin.weight), "b": f32list(lin.bias) if bias else None,
+                       "y": f32list(lin(x)),
+                       "conv1dWeight": f32list(w_io), "conv1dBias": f32list(b_io) if bias else None,
+                       "conv1dY": f32list(torch.addmm(b_io, x, w_io))})
+
+    mha = []
+    # 1. nn.MultiheadAttention self-attention with a key padding mask (PyTorch: True = ignore).
+    m = torch.nn.MultiheadAttention(12, 3, batch_first=True)
+    x = torch.randn(2, 5, 12, generator=g)
+    pad = torch.tensor([[False] * 5, [False, False, False, True, True]])
+    out, w = m(x, x, x, key_padding_mask=pad, need_weights=True, average_attn_weights=False)
+    mha.append({"name": "torch-self-padding", "config": {"dim": 12, "numHeads": 3}, "query": f32list(x),
+                "dims": [2, 5, 12], "keyPaddingMask": i32list((~pad).int()), "weights": state(m),
+                "out": f32list(out), "attnWeights": f32list(w)})
+    # 2. Cross-attention with kdim/vdim and an additive attention mask.
+    m = torch.nn.MultiheadAttention(10, 5, kdim=6, vdim=7, batch_first=True)
+    q = torch.randn(2, 3, 10, generator=g)
+    k = torch.randn(2, 4, 6, generator=g)
+    v = torch.randn(2, 4, 7, generator=g)
+    add = torch.randn(3, 4, generator=g)
+    out, w = m(q, k, v, attn_mask=add, need_weights=True, average_attn_weights=False)
+    mha.append({"name": "torch-cross-kdim-vdim", "config": {"dim": 10, "numHeads": 5, "kdim": 6, "vdim": 7},
+                "query": f32list(q), "key": f32list(k), "value": f32list(v), "dims": [2, 3, 10], "kvLength": 4,
+                "additiveMask": f32list(add), "weights": state(m), "out": f32list(out), "attnWeights": f32list(w)})
+    # 3. Causal self-attention without biases (PyTorch's bool attn_mask: True = may not attend).
+    m = torch.nn.MultiheadAttention(8, 2, bias=False, batch_first=True)
+    x = torch.randn(1, 6, 8, generator=g)
+    causal = torch.ones(6, 6, dtype=torch.bool).triu(1)
+    out, w = m(x, x, x, attn_mask=causal, need_weights=True, average_attn_weights=False)
+    mha.append({"name": "torch-causal-no-bias", "config": {"dim": 8, "numHeads": 2, "bias": False},
+                "causal": True, "query": f32list(x), "dims": [1, 6, 8], "weights": state(m),
+                "out": f32list(out), "attnWeights": f32list(w)})
+
+    # 4. LLaMA attention (HF LlamaAttention written out): GQA, RoPE 'half', no biases, causal.
+    def llama(x, wq, wk, wv, wo, H, G, hd, base):
+        B, L, _ = x.shape
+        qh = (x @ wq.T).view(B, L, H, hd).transpose(1, 2)
+        kh = (x @ wk.T).view(B, L, G, hd).transpose(1, 2)
+        vh = (x @ wv.T).view(B, L, G, hd).transpose(1, 2)
+        pos = torch.arange(L)
+        qh, _ = apply_rope(qh, pos, hd, base, "half", {})
+        kh, _ = apply_rope(kh, pos, hd, base, "half", {})
+        tril = torch.ones(L, L, dtype=torch.bool).tril()
+        additive = torch.zeros(L, L).masked_fill(~tril, float("-inf"))
+        o, w = explicit_attention(qh, kh, vh, additive, 1 / math.sqrt(hd))
+        return o.transpose(1, 2).reshape(B, L, H * hd) @ wo.T, w
+    dim, H, G, hd = 16, 4, 2, 4
+    wq, wk = torch.randn(H * hd, dim, generator=g) * 0.3, torch.randn(G * hd, dim, generator=g) * 0.3
+    wv, wo = torch.randn(G * hd, dim, generator=g) * 0.3, torch.randn(dim, H * hd, generator=g) * 0.3
+    x = torch.randn(2, 7, dim, generator=g)
+    out, w = llama(x, wq, wk, wv, wo, H, G, hd, 10000.0)
+    mha.append({"name": "llama-gqa-rope-causal",
+                "config": {"dim": dim, "numHeads": H, "numKvHeads": G, "bias": False, "positional": "rotary",
+                           "rotary": {"base": 10000.0, "layout": "half"}},
+                "causal": True, "query": f32list(x), "dims": [2, 7, dim],
+                "weights": state({"q_proj.weight": wq, "k_proj.weight": wk, "v_proj.weight": wv,
+                                  "o_proj.weight": wo}),
+                "out": f32list(out), "attnWeights": f32list(w)})
+
+    # 5. ALiBi (BLOOM's bias form) with biases, causal, 5 heads.
+    dim, H = 10, 5
+    m = torch.nn.MultiheadAttention(dim, H, batch_first=True)
+    x = torch.randn(1, 6, dim, generator=g)
+    sd = m.state_dict()
+    Wq, Wk, Wv = sd["in_proj_weight"].chunk(3)
+    bq, bk, bv = sd["in_proj_bias"].chunk(3)
+    hd = dim // H
+    qh = (x @ Wq.T + bq).view(1, 6, H, hd).transpose(1, 2)
+    kh = (x @ Wk.T + bk).view(1, 6, H, hd).transpose(1, 2)
+    vh = (x @ Wv.T + bv).view(1, 6, H, hd).transpose(1, 2)
+    tril = torch.ones(6, 6, dtype=torch.bool).tril()
+    additive = torch.zeros(6, 6).masked_fill(~tril, float("-inf")) + \
+        alibi_slopes_bloom(H).view(1, H, 1, 1) * torch.arange(6, dtype=torch.float32).view(1, 1, 1, 6)
+    o, w = explicit_attention(qh, kh, vh, additive, 1 / math.sqrt(hd))
+    out = o.transpose(1, 2).reshape(1, 6, dim) @ sd["out_proj.weight"].T + sd["out_proj.bias"]
+    mha.append({"name": "alibi-bloom-causal", "config": {"dim": dim, "numHeads": H, "positional": "alibi"},
+                "causal": True, "query": f32list(x), "dims": [1, 6, dim], "weights": state(m),
+                "out": f32list(out), "attnWeights": f32list(w)})
+    write("modules.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__,
+                           "linear": linear, "mha": mha})
+
+
 if __name__ == "__main__":
-    which = sys.argv[1:] or ["positional", "embedding", "embeddings", "attention", "rotary"]
+    which = sys.argv[1:] or ["positional", "embedding", "embeddings", "attention", "rotary", "modules"]
     for name in which:
         globals()[name]()

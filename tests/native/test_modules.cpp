@@ -1,0 +1,242 @@
+// Linear (both weight layouts) and the MultiHeadAttention module: scalar reference vs xsimd on
+// awkward sizes, both against PyTorch (torch.nn.Linear, GPT-2's Conv1D as addmm,
+// torch.nn.MultiheadAttention, LLaMA attention written out), the KV cache against a full pass.
+#include <cmath>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attnkit/linear.hpp"
+#include "attnkit/multi_head_attention.hpp"
+#include "fixtures.hpp"
+
+using namespace attnkit;
+using attnkit_test::awkward_sizes;
+using attnkit_test::floats;
+using attnkit_test::load_fixture;
+using attnkit_test::max_abs_diff;
+
+namespace {
+
+std::vector<float> random_floats(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+const nlohmann::json& fixture() {
+  static const nlohmann::json j = load_fixture("modules.json");
+  return j;
+}
+
+}  // namespace
+
+TEST(Linear, MatchesPyTorchInBothLayouts) {
+  for (const auto& c : fixture()["linear"]) {
+    const int rows = c["rows"], n_in = c["in"], n_out = c["out"];
+    const auto x = floats(c["x"]);
+    const bool bias = c["bias"];
+    for (int layout = 0; layout < 2; ++layout) {
+      const auto w = floats(c[layout ? "conv1dWeight" : "weight"]);
+      const std::vector<float> b = bias ? floats(c[layout ? "conv1dBias" : "b"]) : std::vector<float>{};
+      const auto expected = floats(c[layout ? "conv1dY" : "y"]);
+      for (int simd = 0; simd < 2; ++simd) {
+        std::vector<float> y(static_cast<std::size_t>(rows) * n_out, -7.f);
+        auto fn = simd ? simd::linear : ref::linear;
+        fn(y.data(), x.data(), rows, n_in, n_out, w.data(), static_cast<WeightLayout>(layout), bias ? b.data() : nullptr);
+        EXPECT_LT(max_abs_diff(y, expected), 2e-5 * std::sqrt(n_in))
+            << rows << "x" << n_in << "->" << n_out << " layout " << layout << " simd " << simd;
+      }
+    }
+  }
+}
+
+TEST(Linear, SimdMatchesReferenceOnAwkwardSizes) {
+  unsigned seed = 1;
+  for (int rows : {1, 3, 4, 5, 7, 17})
+    for (int n_in : awkward_sizes())
+      for (int n_out : awkward_sizes()) {
+        if (static_cast<long>(n_in) * n_out > 200000 && rows > 5) continue;  // keep the sweep quick
+        const auto x = random_floats(static_cast<std::size_t>(rows) * n_in, seed++);
+        const auto w = random_floats(static_cast<std::size_t>(n_in) * n_out, seed++);
+        const auto b = random_floats(n_out, seed++);
+        for (int layout = 0; layout < 2; ++layout)
+          for (bool bias : {false, true}) {
+            std::vector<float> r(static_cast<std::size_t>(rows) * n_out), s(r.size(), -7.f);
+            const auto lay = static_cast<WeightLayout>(layout);
+            ref::linear(r.data(), x.data(), rows, n_in, n_out, w.data(), lay, bias ? b.data() : nullptr);
+            simd::linear(s.data(), x.data(), rows, n_in, n_out, w.data(), lay, bias ? b.data() : nullptr);
+            EXPECT_LT(max_abs_diff(r, s), 1e-5 * n_in)
+                << rows << "x" << n_in << "->" << n_out << " layout " << layout << " bias " << bias;
+          }
+      }
+}
+
+TEST(Linear, RejectsBadSizes) {
+  EXPECT_EQ(check_linear(2, 3, 4).code, Code::ok);
+  EXPECT_EQ(check_linear(2.5, 3, 4).argument, "rows");
+  EXPECT_EQ(check_linear(2, 0, 4).argument, "inFeatures");
+  EXPECT_EQ(check_linear(2, 3, -1).argument, "outFeatures");
+  EXPECT_EQ(check_linear(1 << 20, 1024, 1024).code, Code::out_of_range);
+}
+
+namespace {
+
+// The fixture's PyTorch / Hugging Face weight names, mapped to the module's.
+const std::map<std::string, MhaWeight>& weight_names() {
+  static const std::map<std::string, MhaWeight> m{
+      {"in_proj_weight", MhaWeight::in_proj}, {"in_proj_bias", MhaWeight::in_proj_bias},
+      {"q_proj_weight", MhaWeight::q},        {"k_proj_weight", MhaWeight::k},
+      {"v_proj_weight", MhaWeight::v},        {"out_proj.weight", MhaWeight::out},
+      {"out_proj.bias", MhaWeight::out_bias}, {"q_proj.weight", MhaWeight::q},
+      {"k_proj.weight", MhaWeight::k},        {"v_proj.weight", MhaWeight::v},
+      {"o_proj.weight", MhaWeight::out}};
+  return m;
+}
+
+std::unique_ptr<MultiHeadAttention> make_module(const nlohmann::json& c) {
+  const auto& cfg = c["config"];
+  MultiHeadAttentionConfig config;
+  config.dim = cfg["dim"];
+  config.heads = cfg["numHeads"];
+  config.kv_heads = cfg.value("numKvHeads", 0);
+  config.kdim = cfg.value("kdim", 0);
+  config.vdim = cfg.value("vdim", 0);
+  config.bias = config.out_bias = cfg.value("bias", true);
+  const std::string pos = cfg.value("positional", "none");
+  config.positional = pos == "rotary" ? PositionalBias::rotary : pos == "alibi" ? PositionalBias::alibi : PositionalBias::none;
+  if (cfg.contains("rotary")) config.rotary.base = cfg["rotary"]["base"];
+  std::unique_ptr<MultiHeadAttention> m;
+  Status s = MultiHeadAttention::create(config, m);
+  EXPECT_TRUE(s.ok()) << s.message;
+  for (const auto& [name, value] : c["weights"].items()) {
+    const auto w = floats(value);
+    float* data = nullptr;
+    s = m->weight(weight_names().at(name), static_cast<double>(w.size()), data);
+    EXPECT_TRUE(s.ok()) << name << ": " << s.message;
+    if (s.ok()) std::copy(w.begin(), w.end(), data);
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST(MultiHeadAttention, MatchesPyTorch) {
+  for (const auto& c : fixture()["mha"]) {
+    auto m = make_module(c);
+    const auto query = floats(c["query"]);
+    const std::vector<int> dims = c["dims"];
+    std::vector<float> key, value, additive;
+    std::vector<uint8_t> keep;
+    MultiHeadAttention::Inputs in;
+    in.query = query.data();
+    in.query_length = static_cast<double>(query.size());
+    in.batch = dims[0];
+    in.q_len = dims[1];
+    in.causal = c.value("causal", false);
+    in.want_weights = true;
+    if (c.contains("key")) {
+      key = floats(c["key"]);
+      value = floats(c["value"]);
+      in.key = key.data(), in.value = value.data();
+      in.key_length = static_cast<double>(key.size()), in.value_length = static_cast<double>(value.size());
+      in.kv_len = c["kvLength"];
+    }
+    const double lk = c.contains("kvLength") ? static_cast<double>(c["kvLength"]) : dims[1];
+    if (c.contains("keyPaddingMask")) {
+      keep = c["keyPaddingMask"].get<std::vector<uint8_t>>();
+      in.mask_kind = MaskKind::boolean, in.mask = keep.data(), in.mask_length = static_cast<double>(keep.size());
+      in.mask_dims[0] = dims[0], in.mask_dims[3] = lk;
+    } else if (c.contains("additiveMask")) {
+      additive = floats(c["additiveMask"]);
+      in.mask_kind = MaskKind::additive, in.mask = additive.data(), in.mask_length = static_cast<double>(additive.size());
+      in.mask_dims[2] = dims[1], in.mask_dims[3] = lk;
+    }
+    std::size_t n_out = 0, n_w = 0;
+    Status s = m->prepare(in, n_out, n_w);
+    ASSERT_TRUE(s.ok()) << c["name"] << ": " << s.message;
+    std::vector<float> out(n_out), w(n_w);
+    ASSERT_TRUE(m->run(out.data(), w.data(), in).ok());
+    EXPECT_LT(max_abs_diff(out, floats(c["out"])), 2e-5) << c["name"];
+    EXPECT_LT(max_abs_diff(w, floats(c["attnWeights"])), 2e-6) << c["name"];
+  }
+}
+
+// Decoding with the cache, a prefix and then one token at a time, gives the rows of one full
+// causal pass (LLaMA case: RoPE positions continue from the cache length).
+TEST(MultiHeadAttention, KvCacheMatchesFullPass) {
+  for (const auto& c : fixture()["mha"]) {
+    if (!c.value("causal", false)) continue;
+    auto m = make_module(c);
+    const auto query = floats(c["query"]);
+    const std::vector<int> dims = c["dims"];
+    const int B = dims[0], L = dims[1], D = dims[2];
+    const auto expected = floats(c["out"]);
+    std::vector<float> got(expected.size());
+    int done = 0;
+    for (int step : {L - 3, 1, 1, 1}) {
+      std::vector<float> chunk;
+      for (int b = 0; b < B; ++b)
+        chunk.insert(chunk.end(), query.begin() + (static_cast<std::size_t>(b) * L + done) * D,
+                     query.begin() + (static_cast<std::size_t>(b) * L + done + step) * D);
+      MultiHeadAttention::Inputs in;
+      in.query = chunk.data();
+      in.query_length = static_cast<double>(chunk.size());
+      in.batch = B, in.q_len = step, in.causal = true, in.use_cache = true;
+      std::size_t n_out = 0, n_w = 0;
+      ASSERT_TRUE(m->prepare(in, n_out, n_w).ok());
+      std::vector<float> out(n_out);
+      ASSERT_TRUE(m->run(out.data(), nullptr, in).ok());
+      for (int b = 0; b < B; ++b)
+        std::copy(out.begin() + static_cast<std::size_t>(b) * step * D, out.begin() + static_cast<std::size_t>(b + 1) * step * D,
+                  got.begin() + (static_cast<std::size_t>(b) * L + done) * D);
+      done += step;
+      EXPECT_EQ(m->cache_length(), done);
+    }
+    EXPECT_LT(max_abs_diff(got, expected), 2e-5) << c["name"];
+    // A different batch size is refused while the cache holds rows; reset starts over.
+    MultiHeadAttention::Inputs in;
+    std::vector<float> one(static_cast<std::size_t>(D) * (B + 1));
+    in.query = one.data(), in.query_length = static_cast<double>(one.size()), in.batch = B + 1, in.q_len = 1;
+    in.use_cache = true;
+    std::size_t n_out = 0, n_w = 0;
+    EXPECT_EQ(m->prepare(in, n_out, n_w).argument, "batch");
+    m->reset_cache();
+    EXPECT_TRUE(m->prepare(in, n_out, n_w).ok());
+  }
+}
+
+TEST(MultiHeadAttention, RejectsBadConfigsAndInputs) {
+  std::unique_ptr<MultiHeadAttention> m;
+  MultiHeadAttentionConfig c;
+  c.dim = 10, c.heads = 3;
+  EXPECT_EQ(MultiHeadAttention::create(c, m).argument, "dim");
+  c.heads = 4, c.kv_heads = 3, c.head_dim = 4;
+  EXPECT_EQ(MultiHeadAttention::create(c, m).argument, "numKvHeads");
+  c.kv_heads = 2, c.kdim = 5;
+  ASSERT_TRUE(MultiHeadAttention::create(c, m).ok());
+  float* data = nullptr;
+  EXPECT_EQ(m->weight(MhaWeight::in_proj, 32 * 10, data).argument, "inProjWeight");
+  EXPECT_EQ(m->weight(MhaWeight::q, 15, data).code, Code::shape_mismatch);
+  std::vector<float> x(2 * 10);
+  MultiHeadAttention::Inputs in;
+  in.query = x.data(), in.query_length = 20, in.batch = 1, in.q_len = 2;
+  std::size_t n_out = 0, n_w = 0;
+  EXPECT_EQ(m->prepare(in, n_out, n_w).argument, "qWeight");  // weights never set
+  for (auto w : {MhaWeight::q, MhaWeight::k, MhaWeight::v, MhaWeight::out}) {
+    const double sizes[] = {16 * 10, 8 * 5, 8 * 10, 0, 10 * 16};
+    ASSERT_TRUE(m->weight(w, sizes[static_cast<int>(w)], data).ok());
+  }
+  EXPECT_EQ(m->prepare(in, n_out, n_w).argument, "key");  // kdim != dim needs key/value
+  std::vector<float> k(3 * 5), v(3 * 10);
+  in.key = k.data(), in.value = v.data(), in.key_length = 15, in.value_length = 30, in.kv_len = 3;
+  EXPECT_TRUE(m->prepare(in, n_out, n_w).ok());
+  in.use_cache = true;
+  EXPECT_EQ(m->prepare(in, n_out, n_w).argument, "useCache");
+  in.use_cache = false, in.value_length = 29;
+  EXPECT_EQ(m->prepare(in, n_out, n_w).argument, "value");
+}

@@ -1,0 +1,191 @@
+// The MultiHeadAttention module (C++: src/attnkit/multi_head_attention.hpp): projections, RoPE or
+// ALiBi, grouped-query attention and a KV cache, with weights held in wasm memory by a handle.
+import { AttnkitError } from './errors.js';
+import { Tensor } from './tensor.js';
+import { describe, floatInput, idsInput, num, oneOf, optionalNumber } from './args.js';
+import { combineMasks, maskInput, paddingMaskFromAttentionMask } from './masks.js';
+import { rotaryConfig } from './rotary.js';
+
+// Weight names (index = the C++ MhaWeight), with the PyTorch and Hugging Face spellings accepted
+// by setWeights so that a state dict can be passed as it is.
+const WEIGHTS = ['qWeight', 'kWeight', 'vWeight', 'inProjWeight', 'outWeight', 'qBias', 'kBias', 'vBias',
+  'inProjBias', 'outBias'];
+const ALIASES = {
+  in_proj_weight: 'inProjWeight', in_proj_bias: 'inProjBias',
+  q_proj_weight: 'qWeight', k_proj_weight: 'kWeight', v_proj_weight: 'vWeight',
+  'out_proj.weight': 'outWeight', 'out_proj.bias': 'outBias',
+  'q_proj.weight': 'qWeight', 'k_proj.weight': 'kWeight', 'v_proj.weight': 'vWeight', 'o_proj.weight': 'outWeight',
+  'q_proj.bias': 'qBias', 'k_proj.bias': 'kBias', 'v_proj.bias': 'vBias', 'o_proj.bias': 'outBias',
+};
+
+const finalizer = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry(({ m, handle }) => m._mhaFree(handle))
+  : null;
+
+function bool(fn, name, v) {
+  if (typeof v !== 'boolean') {
+    throw new AttnkitError(`${fn}: ${name} must be true or false, got ${describe(v)}`, {
+      code: 'ERR_INVALID_ARGUMENT', argument: name,
+    });
+  }
+  return v;
+}
+
+// [B, L, features] or [L, features] (batch 1).
+function sequenceInput(fn, name, x, features) {
+  const t = floatInput(fn, name, x);
+  if (t.dims.length !== 2 && t.dims.length !== 3) {
+    throw new AttnkitError(`${fn}: ${name} must have dims [batch, length, ${features}] or [length, ${features}], ` +
+      `got ${JSON.stringify(t.dims)}`, { code: 'ERR_SHAPE_MISMATCH', argument: `${name}.dims` });
+  }
+  const [B, L, F] = t.dims.length === 3 ? t.dims : [1, ...t.dims];
+  if (F !== features) {
+    throw new AttnkitError(`${fn}: ${name} must have ${features} features in its last dim, got ${F}`, {
+      code: 'ERR_SHAPE_MISMATCH', argument: `${name}.dims`,
+    });
+  }
+  return { data: t.data, B, L, rank: t.dims.length };
+}
+
+export class MultiHeadAttention {
+  constructor(ak, {
+    dim, numHeads, numKvHeads = 0, headDim = 0, kdim = 0, vdim = 0, bias = true, outBias = bias,
+    positional = 'none', rotary = {}, scale, causal = false,
+  } = {}) {
+    const fn = 'MultiHeadAttention';
+    this._ak = ak;
+    const heads = num(fn, 'numHeads', numHeads);
+    const d = num(fn, 'dim', dim);
+    const hd = optionalNumber(fn, 'headDim', headDim, 0) || d / heads;
+    const config = new Float64Array([
+      d, heads, optionalNumber(fn, 'numKvHeads', numKvHeads, 0), optionalNumber(fn, 'headDim', headDim, 0),
+      optionalNumber(fn, 'kdim', kdim, 0), optionalNumber(fn, 'vdim', vdim, 0),
+      bool(fn, 'bias', bias) ? 1 : 0, bool(fn, 'outBias', outBias) ? 1 : 0,
+      oneOf(fn, 'positional', positional, ['none', 'rotary', 'alibi']),
+      scale === undefined ? NaN : num(fn, 'scale', scale),
+      ...rotaryConfig(fn, Number.isInteger(hd) ? hd : 0, rotary ?? {}),
+    ]);
+    this._handle = ak._withInputs([config], ([pc]) => ak._raw(fn, '_mhaCreate', [pc])[0]);
+    this.config = {
+      dim: d, numHeads: heads, numKvHeads: numKvHeads || heads, headDim: hd, kdim: kdim || d, vdim: vdim || d,
+      bias, outBias, positional, causal: bool(fn, 'causal', causal),
+    };
+    finalizer?.register(this, { m: ak._m, handle: this._handle }, this);
+  }
+
+  _live(fn) {
+    if (!this._handle) {
+      throw new AttnkitError(`${fn}: this MultiHeadAttention module was disposed`, { code: 'ERR_DISPOSED' });
+    }
+  }
+
+  /**
+   * Copies weights in, every size checked before any is written. Names: qWeight, kWeight,
+   * vWeight, inProjWeight (q, k, v stacked, [(H + 2 Hkv) * headDim, dim]), outWeight, and the
+   * biases qBias, kBias, vBias, inProjBias, outBias; or PyTorch's (in_proj_weight,
+   * out_proj.weight, q_proj_weight, ...) and Hugging Face's (q_proj.weight, o_proj.weight, ...).
+   * All matrices [out, in], as nn.Linear stores them.
+   */
+  setWeights(weights) {
+    const fn = 'setWeights';
+    this._live(fn);
+    if (!weights || typeof weights !== 'object') {
+      throw new AttnkitError(`${fn}: weights must be an object, got ${describe(weights)}`, {
+        code: 'ERR_INVALID_ARGUMENT', argument: 'weights',
+      });
+    }
+    const given = [];
+    for (const [key, value] of Object.entries(weights)) {
+      const which = WEIGHTS.indexOf(ALIASES[key] ?? key);
+      if (which < 0) {
+        throw new AttnkitError(`${fn}: unknown weight '${key}'; expected ${WEIGHTS.join(', ')} ` +
+          `(or the PyTorch / Hugging Face names)`, { code: 'ERR_INVALID_ARGUMENT', argument: key });
+      }
+      if (value !== undefined) given.push([which, floatInput(fn, key, value).data]);
+    }
+    for (const [which, data] of given) this._ak._raw(fn, '_mhaWeight', [this._handle, which, data.length, true]);
+    for (const [which, data] of given) {
+      const [ptr] = this._ak._raw(fn, '_mhaWeight', [this._handle, which, data.length, false]);
+      this._ak._m.HEAPF32.set(data, ptr >>> 2); // a fresh view: nothing allocates in between
+    }
+    return this;
+  }
+
+  /**
+   * query [batch, L, dim] (or [L, dim]) -> output [batch, L, dim] (or [L, dim]); with
+   * returnWeights, {output, weights} with weights [batch, heads, L, keyLength].
+   * Options: key/value for cross-attention ([batch, Lk, kdim] / [batch, Lk, vdim]); mask (boolean,
+   * 1 = may attend, or additive; broadcast to [batch, heads, L, keyLength]); attentionMask
+   * ([batch, keyLength] of 1 = token / 0 = padding, Hugging Face's); causal; positionIds ([L] or
+   * [batch, L], rotary only; default: cacheLength + 0..L-1); useCache.
+   */
+  forward(query, options = {}) {
+    const fn = 'forward';
+    this._live(fn);
+    const {
+      key, value, mask, attentionMask, causal = this.config.causal, positionIds, useCache = false,
+      returnWeights = false,
+    } = options;
+    const Q = sequenceInput(fn, 'query', query, this.config.dim);
+    const cross = key !== undefined || value !== undefined;
+    const K = key === undefined ? null : sequenceInput(fn, 'key', key, this.config.kdim);
+    const V = value === undefined ? null : sequenceInput(fn, 'value', value, this.config.vdim);
+    if (K && V && K.L !== V.L) {
+      throw new AttnkitError(`${fn}: key and value must have the same length, got ${K.L} and ${V.L}`, {
+        code: 'ERR_SHAPE_MISMATCH', argument: 'value.dims',
+      });
+    }
+    let m = null;
+    if (mask !== undefined && mask !== null) m = maskInput(fn, 'mask', mask);
+    if (attentionMask !== undefined && attentionMask !== null) {
+      const pad = paddingMaskFromAttentionMask(this._ak, attentionMask);
+      m = maskInput(fn, 'attentionMask', m ? combineMasks(this._ak, { data: m.data, dims: m.dims4 }, pad) : pad);
+    }
+    const pos = positionIds === undefined ? null : idsInput(fn, 'positionIds', positionIds).data;
+    const sizes = new Float64Array([Q.data.length, Q.B, Q.L, K?.data.length ?? 0, V?.data.length ?? 0,
+      K?.L ?? V?.L ?? 0]);
+    const maskDims = new Float64Array(m ? m.dims4 : [1, 1, 1, 1]);
+    const flags = [bool(fn, 'causal', causal), bool(fn, 'useCache', useCache), bool(fn, 'returnWeights', returnWeights)];
+    const [output, weights] = this._ak._withInputs(
+      [Q.data, K?.data, V?.data, sizes, m?.data, maskDims, pos],
+      ([pq, pk, pv, ps, pm, pmd, pp]) => {
+        const [ptr, count] = this._ak._raw(fn, '_mhaForward', [this._handle, pq, cross ? pk || 0 : 0,
+          cross ? pv || 0 : 0, ps, m?.kind ?? 0, pm, m?.data.length ?? 0, pmd, pp, pos?.length ?? 0, ...flags]);
+        const [wptr, wcount] = this._ak._second();
+        try {
+          return [this._ak._view(Float32Array, ptr, count).slice(),
+            wptr ? this._ak._view(Float32Array, wptr, wcount).slice() : null];
+        } finally {
+          if (ptr) this._ak._m._free(ptr);
+          if (wptr) this._ak._m._free(wptr);
+        }
+      },
+    );
+    const lead = Q.rank === 3 ? [Q.B] : [];
+    const out = new Tensor('float32', output, [...lead, Q.L, this.config.dim]);
+    if (!returnWeights) return out;
+    const lk = weights.length / (Q.B * this.config.numHeads * Q.L || 1);
+    return { output: out, weights: new Tensor('float32', weights, [Q.B, this.config.numHeads, Q.L, lk]) };
+  }
+
+  /** Keys (and values) held by the KV cache per sequence. */
+  get cacheLength() {
+    this._live('cacheLength');
+    return this._ak._m._mhaCacheLength(this._handle);
+  }
+
+  /** Empties the KV cache (a new sequence, or a new batch size). */
+  resetCache() {
+    this._live('resetCache');
+    this._ak._m._mhaResetCache(this._handle);
+    return this;
+  }
+
+  /** Frees the module's wasm memory (weights, scratch, cache). Calling it twice is fine. */
+  dispose() {
+    if (!this._handle) return;
+    finalizer?.unregister(this);
+    this._ak._m._mhaFree(this._handle);
+    this._handle = 0;
+  }
+}
