@@ -9,6 +9,7 @@
 #include <emscripten/bind.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -16,7 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "attnkit/activation.hpp"
 #include "attnkit/alibi.hpp"
+#include "attnkit/encoder_layer.hpp"
 #include "attnkit/attention.hpp"
 #include "attnkit/embedding.hpp"
 #include "attnkit/embeddings.hpp"
@@ -78,6 +81,28 @@ int with_result(uintptr_t slot, std::size_t count, Op op) {
     return fail(std::move(s));
   }
   return 0;
+}
+
+// Runs `op(out, weights)` on a fresh output (slot[0..1]) and, when `want_weights`, fresh
+// attention weights (slot[2..3]); frees both on failure.
+template <class Op>
+int with_output_and_weights(uintptr_t slot, std::size_t n_out, bool want_weights, std::size_t n_weights, Op op) {
+  auto* weights_slot = reinterpret_cast<ResultSlot*>(slot) + 1;
+  *weights_slot = {0, 0};
+  return with_result(slot, n_out, [&](float* out) {
+    float* weights = nullptr;
+    if (want_weights) {
+      Status ws;
+      weights = alloc_result(reinterpret_cast<uintptr_t>(weights_slot), n_weights, ws);
+      if (!ws.ok()) return ws;
+    }
+    Status r = op(out, weights);
+    if (!r.ok() && weights) {
+      std::free(weights);
+      *weights_slot = {0, 0};
+    }
+    return r;
+  });
 }
 
 template <class T>
@@ -239,22 +264,12 @@ int attention_raw(uintptr_t slot, uintptr_t q, uintptr_t k, uintptr_t v, uintptr
   } else if (alibi_kind == 2) {
     a.alibi = in<float>(alibi);
   }
-  auto* weights_slot = reinterpret_cast<ResultSlot*>(slot) + 1;
-  *weights_slot = {0, 0};
   const std::size_t n_out = static_cast<std::size_t>(dims[0] * dims[1] * dims[3] * dims[6]);
-  return with_result(slot, n_out, [&](float* out) {
+  const std::size_t n_weights = static_cast<std::size_t>(dims[0] * dims[1] * dims[3] * dims[4]);
+  return with_output_and_weights(slot, n_out, want_weights, n_weights, [&](float* out, float* weights) {
     a.out = contiguous(out, shape.heads, shape.q_len, shape.v_dim);
-    if (want_weights) {
-      Status ws;
-      a.weights = alloc_result(reinterpret_cast<uintptr_t>(weights_slot), static_cast<std::size_t>(dims[0] * dims[1] * dims[3] * dims[4]), ws);
-      if (!ws.ok()) return ws;
-    }
-    Status r = attention(a);
-    if (!r.ok() && a.weights) {
-      std::free(a.weights);
-      *weights_slot = {0, 0};
-    }
-    return r;
+    a.weights = weights;
+    return attention(a);
   });
 }
 
@@ -445,16 +460,19 @@ int linear_raw(uintptr_t slot, uintptr_t x, double x_length, double rows, double
 
 // config: 10 doubles [dim, heads, kvHeads, headDim, kdim, vdim, bias, outBias, positional, scale
 // (NaN = default)] followed by the 15 rotary doubles of rotary_config_from.
-int mha_create(uintptr_t slot, uintptr_t config) {
-  const double* c = in<double>(config);
+MultiHeadAttentionConfig mha_config_from(const double* c) {
   MultiHeadAttentionConfig m;
   m.dim = c[0], m.heads = c[1], m.kv_heads = c[2], m.head_dim = c[3], m.kdim = c[4], m.vdim = c[5];
   m.bias = c[6] != 0, m.out_bias = c[7] != 0;
   m.positional = static_cast<PositionalBias>(static_cast<int>(c[8]));
   m.scale = c[9];
   m.rotary = rotary_config_from(c + 10);
+  return m;
+}
+
+int mha_create(uintptr_t slot, uintptr_t config) {
   std::unique_ptr<MultiHeadAttention> module;
-  Status s = MultiHeadAttention::create(m, module);
+  Status s = MultiHeadAttention::create(mha_config_from(in<double>(config)), module);
   if (!s.ok()) return fail(std::move(s));
   return g_mha.add(std::move(module), slot);
 }
@@ -488,21 +506,8 @@ int mha_forward(uintptr_t slot, double handle, uintptr_t query, uintptr_t key, u
   std::size_t n_out = 0, n_w = 0;
   s = m->prepare(x, n_out, n_w);
   if (!s.ok()) return fail(std::move(s));
-  auto* weights_slot = reinterpret_cast<ResultSlot*>(slot) + 1;
-  *weights_slot = {0, 0};
-  return with_result(slot, n_out, [&](float* out) {
-    float* weights = nullptr;
-    if (want_weights) {
-      Status ws;
-      weights = alloc_result(reinterpret_cast<uintptr_t>(weights_slot), n_w, ws);
-      if (!ws.ok()) return ws;
-    }
-    Status r = m->run(out, weights, x);
-    if (!r.ok() && weights) {
-      std::free(weights);
-      *weights_slot = {0, 0};
-    }
-    return r;
+  return with_output_and_weights(slot, n_out, want_weights, n_w, [&](float* out, float* weights) {
+    return m->run(out, weights, x);
   });
 }
 
@@ -516,6 +521,71 @@ void mha_reset_cache(double handle) {
   if (g_mha.find(handle, m).ok()) m->reset_cache();
 }
 void mha_free(double handle) { g_mha.free(handle); }
+
+// kind: 0 relu, 1 gelu (erf), 2 gelu_tanh.
+int activation_raw(uintptr_t slot, uintptr_t x, double n, int kind) {
+  Status s = check_integer("x.length", n, 0, kMaxOutputElements);
+  if (s.ok() && (kind < 0 || kind > 2)) s = Status::error(Code::invalid_argument, "kind", "unknown activation");
+  if (!s.ok()) return fail(std::move(s));
+  return with_result(slot, static_cast<std::size_t>(n), [&](float* out) {
+    std::copy(in<float>(x), in<float>(x) + static_cast<std::size_t>(n), out);
+    activation(out, static_cast<std::size_t>(n), static_cast<Activation>(kind));
+    return Status::success();
+  });
+}
+
+Registry<EncoderLayer> g_layers{"EncoderLayer", {}};
+
+// config: the 25 doubles of mha_config_from, then [ffnDim, activation, normPlacement, norm, eps,
+// ffnBias].
+int layer_create(uintptr_t slot, uintptr_t config) {
+  const double* c = in<double>(config);
+  EncoderLayerConfig e;
+  e.attention = mha_config_from(c);
+  e.ffn_dim = c[25];
+  e.activation = static_cast<Activation>(static_cast<int>(c[26]));
+  e.placement = static_cast<NormPlacement>(static_cast<int>(c[27]));
+  e.norm = static_cast<NormKind>(static_cast<int>(c[28]));
+  e.eps = c[29];
+  e.ffn_bias = c[30] != 0;
+  std::unique_ptr<EncoderLayer> layer;
+  Status s = EncoderLayer::create(e, layer);
+  if (!s.ok()) return fail(std::move(s));
+  return g_layers.add(std::move(layer), slot);
+}
+
+int layer_weight(uintptr_t slot, double handle, int which, double length, bool check_only) {
+  EncoderLayer* l = nullptr;
+  Status s = g_layers.find(handle, l);
+  float* data = nullptr;
+  if (s.ok()) s = l->weight(which, length, data, check_only);
+  if (!s.ok()) return fail(std::move(s));
+  return report_weight(slot, data, length);
+}
+
+// sizes: [x elements, batch, length]. Output in slot[0..1], attention weights in slot[2..3].
+int layer_forward(uintptr_t slot, double handle, uintptr_t x, uintptr_t sizes, int mask_kind, uintptr_t mask,
+                  double mask_length, uintptr_t mask_dims, uintptr_t positions, double positions_length, bool causal,
+                  bool want_weights) {
+  EncoderLayer* l = nullptr;
+  Status s = g_layers.find(handle, l);
+  if (!s.ok()) return fail(std::move(s));
+  const double* z = in<double>(sizes);
+  MultiHeadAttention::Inputs i;
+  i.query = in<float>(x), i.query_length = z[0], i.batch = z[1], i.q_len = z[2];
+  i.mask_kind = static_cast<MaskKind>(mask_kind), i.mask = in<void>(mask), i.mask_length = mask_length;
+  for (int d = 0; d < 4; ++d) i.mask_dims[d] = in<double>(mask_dims)[d];
+  i.positions = in<int32_t>(positions), i.positions_length = positions_length;
+  i.causal = causal, i.want_weights = want_weights;
+  std::size_t n_out = 0, n_w = 0;
+  s = l->prepare(i, n_out, n_w);
+  if (!s.ok()) return fail(std::move(s));
+  return with_output_and_weights(slot, n_out, want_weights, n_w, [&](float* out, float* weights) {
+    return l->run(out, weights, i);
+  });
+}
+
+void layer_free(double handle) { g_layers.free(handle); }
 
 std::string last_error_message() { return g_last_error.message; }
 std::string last_error_argument() { return g_last_error.argument; }
@@ -558,6 +628,11 @@ EMSCRIPTEN_BINDINGS(attnkit) {
   emscripten::function("_mhaCacheLength", &mha_cache_length);
   emscripten::function("_mhaResetCache", &mha_reset_cache);
   emscripten::function("_mhaFree", &mha_free);
+  emscripten::function("_activation", &activation_raw);
+  emscripten::function("_layerCreate", &layer_create);
+  emscripten::function("_layerWeight", &layer_weight);
+  emscripten::function("_layerForward", &layer_forward);
+  emscripten::function("_layerFree", &layer_free);
   emscripten::function("_lastErrorMessage", &last_error_message);
   emscripten::function("_lastErrorArgument", &last_error_argument);
   emscripten::function("_codeName", &code_name_of);

@@ -63,17 +63,8 @@ export function attention(ak, q, k, v, options = {}) {
   });
   const [output, weights] = ak._withInputs(
     [Q.data, K.data, V.data, dims, lengths, m?.data, maskDims, slopes],
-    ([pq, pk, pv, pd, pl, pm, pmd, pa]) => {
-      const [ptr, count] = ak._raw(fn, '_attention', [pq, pk, pv, pd, pl, m?.kind ?? 0, pm, m?.data.length ?? 0,
-        pmd, s, causal, alibiKind, pa, slopes?.length ?? 0, !!returnWeights, false]);
-      const [wptr, wcount] = ak._second();
-      try {
-        return [ak._view(Float32Array, ptr, count).slice(), wptr ? ak._view(Float32Array, wptr, wcount).slice() : null];
-      } finally {
-        if (ptr) ak._m._free(ptr);
-        if (wptr) ak._m._free(wptr);
-      }
-    },
+    ([pq, pk, pv, pd, pl, pm, pmd, pa]) => ak._callWithWeights(fn, '_attention', [pq, pk, pv, pd, pl,
+      m?.kind ?? 0, pm, m?.data.length ?? 0, pmd, s, causal, alibiKind, pa, slopes?.length ?? 0, !!returnWeights, false]),
   );
   const lead = Q.rank === 3 ? [] : [B];
   const out = new Tensor('float32', output, [...lead, H, Lq, dv]);

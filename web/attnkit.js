@@ -14,8 +14,9 @@ import * as attn from './attention.js';
 import * as rope from './rotary.js';
 import { linear } from './linear.js';
 import { MultiHeadAttention } from './multi_head_attention.js';
+import { EncoderLayer } from './encoder_layer.js';
 
-export { AttnkitError, Tensor, Embeddings, MultiHeadAttention };
+export { AttnkitError, Tensor, Embeddings, MultiHeadAttention, EncoderLayer };
 export { invertMask, toAdditiveMask } from './masks.js';
 
 // (module (func (result v128) v128.const i32x4 0 0 0 0)): validates only where SIMD128 exists.
@@ -158,6 +159,12 @@ export class Attnkit {
         super(ak, options);
       }
     };
+    /** `new ak.EncoderLayer(options)`: attention + feed-forward with residuals and norms. */
+    this.EncoderLayer = class extends EncoderLayer {
+      constructor(options) {
+        super(ak, options);
+      }
+    };
     /** `new ak.MultiHeadAttention(options)`: attention with its own weights and KV cache. */
     this.MultiHeadAttention = class extends MultiHeadAttention {
       constructor(options) {
@@ -204,6 +211,19 @@ export class Attnkit {
       return out;
     } finally {
       if (ptr) this._m._free(ptr);
+    }
+  }
+
+  // _raw for functions that also report attention weights in the slot's second pair: returns
+  // [output, weights or null] as fresh Float32Arrays and frees both wasm results.
+  _callWithWeights(fn, name, args) {
+    const [ptr, count] = this._raw(fn, name, args);
+    const [wptr, wcount] = this._second();
+    try {
+      return [this._view(Float32Array, ptr, count).slice(), wptr ? this._view(Float32Array, wptr, wcount).slice() : null];
+    } finally {
+      if (ptr) this._m._free(ptr);
+      if (wptr) this._m._free(wptr);
     }
   }
 
@@ -412,6 +432,15 @@ export class Attnkit {
   /** y = x W^T + b: weight [out, in] (layout 'outIn', nn.Linear) or [in, out] ('inOut', Conv1D). */
   linear(x, weight, options) {
     return linear(this, x, weight, options);
+  }
+
+  /** Element-wise activation: 'relu', 'gelu' (erf, torch.nn.GELU) or 'gelu_tanh' (HF gelu_new). */
+  activation(x, kind = 'gelu') {
+    const fn = 'activation';
+    const t = floatInput(fn, 'x', x);
+    const k = oneOf(fn, 'kind', kind === 'gelu_new' ? 'gelu_tanh' : kind, ['relu', 'gelu', 'gelu_tanh']);
+    const data = this._withInputs([t.data], ([px]) => this._call(fn, '_activation', [px, t.data.length, k]));
+    return new Tensor('float32', data, t.dims);
   }
 
   /** RoPE inverse frequencies and attention factor for a scaling. */

@@ -2,7 +2,8 @@
 // handle; forward runs the fused lookup + adds + norm and copies the result out.
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { describe, floatInput, idsInput, num, oneOf } from './args.js';
+import { idsInput, num, oneOf } from './args.js';
+import { writeWeights } from './weights.js';
 
 const WEIGHTS = ['word', 'position', 'tokenType', 'normWeight', 'normBias'];
 
@@ -57,29 +58,7 @@ export class Embeddings {
   setWeights(weights) {
     const fn = 'setWeights';
     this._live(fn);
-    if (!weights || typeof weights !== 'object') {
-      throw new AttnkitError(`${fn}: weights must be an object, got ${describe(weights)}`, {
-        code: 'ERR_INVALID_ARGUMENT',
-        argument: 'weights',
-      });
-    }
-    const given = [];
-    for (const [key, value] of Object.entries(weights)) {
-      const which = WEIGHTS.indexOf(key);
-      if (which < 0) {
-        throw new AttnkitError(`${fn}: unknown weight '${key}'; expected ${WEIGHTS.join(', ')}`, {
-          code: 'ERR_INVALID_ARGUMENT',
-          argument: key,
-        });
-      }
-      if (value !== undefined) given.push([which, floatInput(fn, key, value).data]);
-    }
-    // First every size (the C++ side names the weight, expected and actual length), then the copies.
-    for (const [which, data] of given) this._ak._raw(fn, '_embeddingsWeight', [this._handle, which, data.length, true]);
-    for (const [which, data] of given) {
-      const [ptr] = this._ak._raw(fn, '_embeddingsWeight', [this._handle, which, data.length, false]);
-      this._ak._m.HEAPF32.set(data, ptr >>> 2); // a fresh view: nothing allocates in between
-    }
+    writeWeights(this._ak, fn, '_embeddingsWeight', this._handle, weights, WEIGHTS);
     return this;
   }
 

@@ -5,12 +5,13 @@ import { Tensor } from './tensor.js';
 import { describe, floatInput, idsInput, num, oneOf, optionalNumber } from './args.js';
 import { combineMasks, maskInput, paddingMaskFromAttentionMask } from './masks.js';
 import { rotaryConfig } from './rotary.js';
+import { writeWeights } from './weights.js';
 
 // Weight names (index = the C++ MhaWeight), with the PyTorch and Hugging Face spellings accepted
 // by setWeights so that a state dict can be passed as it is.
-const WEIGHTS = ['qWeight', 'kWeight', 'vWeight', 'inProjWeight', 'outWeight', 'qBias', 'kBias', 'vBias',
+export const WEIGHTS = ['qWeight', 'kWeight', 'vWeight', 'inProjWeight', 'outWeight', 'qBias', 'kBias', 'vBias',
   'inProjBias', 'outBias'];
-const ALIASES = {
+export const ALIASES = {
   in_proj_weight: 'inProjWeight', in_proj_bias: 'inProjBias',
   q_proj_weight: 'qWeight', k_proj_weight: 'kWeight', v_proj_weight: 'vWeight',
   'out_proj.weight': 'outWeight', 'out_proj.bias': 'outBias',
@@ -22,7 +23,7 @@ const finalizer = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry(({ m, handle }) => m._mhaFree(handle))
   : null;
 
-function bool(fn, name, v) {
+export function bool(fn, name, v) {
   if (typeof v !== 'boolean') {
     throw new AttnkitError(`${fn}: ${name} must be true or false, got ${describe(v)}`, {
       code: 'ERR_INVALID_ARGUMENT', argument: name,
@@ -32,7 +33,7 @@ function bool(fn, name, v) {
 }
 
 // [B, L, features] or [L, features] (batch 1).
-function sequenceInput(fn, name, x, features) {
+export function sequenceInput(fn, name, x, features) {
   const t = floatInput(fn, name, x);
   if (t.dims.length !== 2 && t.dims.length !== 3) {
     throw new AttnkitError(`${fn}: ${name} must have dims [batch, length, ${features}] or [length, ${features}], ` +
@@ -47,29 +48,62 @@ function sequenceInput(fn, name, x, features) {
   return { data: t.data, B, L, rank: t.dims.length };
 }
 
+/**
+ * The 25 doubles of the C++ MultiHeadAttentionConfig (bindings mha_config_from) and the config
+ * object the module reports. Shared with EncoderLayer.
+ */
+export function attentionConfig(fn, {
+  dim, numHeads, numKvHeads = 0, headDim = 0, kdim = 0, vdim = 0, bias = true, outBias = bias,
+  positional = 'none', rotary = {}, scale, causal = false,
+} = {}) {
+  const heads = num(fn, 'numHeads', numHeads);
+  const d = num(fn, 'dim', dim);
+  const hd = optionalNumber(fn, 'headDim', headDim, 0) || d / heads;
+  const vector = [
+    d, heads, optionalNumber(fn, 'numKvHeads', numKvHeads, 0), optionalNumber(fn, 'headDim', headDim, 0),
+    optionalNumber(fn, 'kdim', kdim, 0), optionalNumber(fn, 'vdim', vdim, 0),
+    bool(fn, 'bias', bias) ? 1 : 0, bool(fn, 'outBias', outBias) ? 1 : 0,
+    oneOf(fn, 'positional', positional, ['none', 'rotary', 'alibi']),
+    scale === undefined ? NaN : num(fn, 'scale', scale),
+    ...rotaryConfig(fn, Number.isInteger(hd) ? hd : 0, rotary ?? {}),
+  ];
+  const config = {
+    dim: d, numHeads: heads, numKvHeads: numKvHeads || heads, headDim: hd, kdim: kdim || d, vdim: vdim || d,
+    bias, outBias, positional, causal: bool(fn, 'causal', causal),
+  };
+  return { vector, config };
+}
+
+/**
+ * A forward call's mask (mask and/or Hugging Face attentionMask, combined) and RoPE positions, as
+ * the raw functions take them.
+ */
+export function attentionInputs(ak, fn, { mask, attentionMask, positionIds }) {
+  let m = null;
+  if (mask !== undefined && mask !== null) m = maskInput(fn, 'mask', mask);
+  if (attentionMask !== undefined && attentionMask !== null) {
+    const pad = paddingMaskFromAttentionMask(ak, attentionMask);
+    m = maskInput(fn, 'attentionMask', m ? combineMasks(ak, { data: m.data, dims: m.dims4 }, pad) : pad);
+  }
+  const positions = positionIds === undefined ? null : idsInput(fn, 'positionIds', positionIds).data;
+  return { m, positions, maskDims: new Float64Array(m ? m.dims4 : [1, 1, 1, 1]) };
+}
+
+// The output Tensor, or {output, weights} with the per-head weights [B, H, L, keyLength].
+export function attentionResult(output, weights, dims, B, heads, L) {
+  const out = new Tensor('float32', output, dims);
+  if (!weights) return out;
+  const lk = weights.length / (B * heads * L || 1);
+  return { output: out, weights: new Tensor('float32', weights, [B, heads, L, lk]) };
+}
+
 export class MultiHeadAttention {
-  constructor(ak, {
-    dim, numHeads, numKvHeads = 0, headDim = 0, kdim = 0, vdim = 0, bias = true, outBias = bias,
-    positional = 'none', rotary = {}, scale, causal = false,
-  } = {}) {
+  constructor(ak, options = {}) {
     const fn = 'MultiHeadAttention';
     this._ak = ak;
-    const heads = num(fn, 'numHeads', numHeads);
-    const d = num(fn, 'dim', dim);
-    const hd = optionalNumber(fn, 'headDim', headDim, 0) || d / heads;
-    const config = new Float64Array([
-      d, heads, optionalNumber(fn, 'numKvHeads', numKvHeads, 0), optionalNumber(fn, 'headDim', headDim, 0),
-      optionalNumber(fn, 'kdim', kdim, 0), optionalNumber(fn, 'vdim', vdim, 0),
-      bool(fn, 'bias', bias) ? 1 : 0, bool(fn, 'outBias', outBias) ? 1 : 0,
-      oneOf(fn, 'positional', positional, ['none', 'rotary', 'alibi']),
-      scale === undefined ? NaN : num(fn, 'scale', scale),
-      ...rotaryConfig(fn, Number.isInteger(hd) ? hd : 0, rotary ?? {}),
-    ]);
-    this._handle = ak._withInputs([config], ([pc]) => ak._raw(fn, '_mhaCreate', [pc])[0]);
-    this.config = {
-      dim: d, numHeads: heads, numKvHeads: numKvHeads || heads, headDim: hd, kdim: kdim || d, vdim: vdim || d,
-      bias, outBias, positional, causal: bool(fn, 'causal', causal),
-    };
+    const { vector, config } = attentionConfig(fn, options);
+    this._handle = ak._withInputs([new Float64Array(vector)], ([pc]) => ak._raw(fn, '_mhaCreate', [pc])[0]);
+    this.config = config;
     finalizer?.register(this, { m: ak._m, handle: this._handle }, this);
   }
 
@@ -89,25 +123,7 @@ export class MultiHeadAttention {
   setWeights(weights) {
     const fn = 'setWeights';
     this._live(fn);
-    if (!weights || typeof weights !== 'object') {
-      throw new AttnkitError(`${fn}: weights must be an object, got ${describe(weights)}`, {
-        code: 'ERR_INVALID_ARGUMENT', argument: 'weights',
-      });
-    }
-    const given = [];
-    for (const [key, value] of Object.entries(weights)) {
-      const which = WEIGHTS.indexOf(ALIASES[key] ?? key);
-      if (which < 0) {
-        throw new AttnkitError(`${fn}: unknown weight '${key}'; expected ${WEIGHTS.join(', ')} ` +
-          `(or the PyTorch / Hugging Face names)`, { code: 'ERR_INVALID_ARGUMENT', argument: key });
-      }
-      if (value !== undefined) given.push([which, floatInput(fn, key, value).data]);
-    }
-    for (const [which, data] of given) this._ak._raw(fn, '_mhaWeight', [this._handle, which, data.length, true]);
-    for (const [which, data] of given) {
-      const [ptr] = this._ak._raw(fn, '_mhaWeight', [this._handle, which, data.length, false]);
-      this._ak._m.HEAPF32.set(data, ptr >>> 2); // a fresh view: nothing allocates in between
-    }
+    writeWeights(this._ak, fn, '_mhaWeight', this._handle, weights, WEIGHTS, ALIASES);
     return this;
   }
 
@@ -135,37 +151,18 @@ export class MultiHeadAttention {
         code: 'ERR_SHAPE_MISMATCH', argument: 'value.dims',
       });
     }
-    let m = null;
-    if (mask !== undefined && mask !== null) m = maskInput(fn, 'mask', mask);
-    if (attentionMask !== undefined && attentionMask !== null) {
-      const pad = paddingMaskFromAttentionMask(this._ak, attentionMask);
-      m = maskInput(fn, 'attentionMask', m ? combineMasks(this._ak, { data: m.data, dims: m.dims4 }, pad) : pad);
-    }
-    const pos = positionIds === undefined ? null : idsInput(fn, 'positionIds', positionIds).data;
+    const { m, positions: pos, maskDims } = attentionInputs(this._ak, fn, { mask, attentionMask, positionIds });
     const sizes = new Float64Array([Q.data.length, Q.B, Q.L, K?.data.length ?? 0, V?.data.length ?? 0,
       K?.L ?? V?.L ?? 0]);
-    const maskDims = new Float64Array(m ? m.dims4 : [1, 1, 1, 1]);
     const flags = [bool(fn, 'causal', causal), bool(fn, 'useCache', useCache), bool(fn, 'returnWeights', returnWeights)];
     const [output, weights] = this._ak._withInputs(
       [Q.data, K?.data, V?.data, sizes, m?.data, maskDims, pos],
-      ([pq, pk, pv, ps, pm, pmd, pp]) => {
-        const [ptr, count] = this._ak._raw(fn, '_mhaForward', [this._handle, pq, cross ? pk || 0 : 0,
-          cross ? pv || 0 : 0, ps, m?.kind ?? 0, pm, m?.data.length ?? 0, pmd, pp, pos?.length ?? 0, ...flags]);
-        const [wptr, wcount] = this._ak._second();
-        try {
-          return [this._ak._view(Float32Array, ptr, count).slice(),
-            wptr ? this._ak._view(Float32Array, wptr, wcount).slice() : null];
-        } finally {
-          if (ptr) this._ak._m._free(ptr);
-          if (wptr) this._ak._m._free(wptr);
-        }
-      },
+      ([pq, pk, pv, ps, pm, pmd, pp]) => this._ak._callWithWeights(fn, '_mhaForward', [this._handle, pq,
+        cross ? pk || 0 : 0, cross ? pv || 0 : 0, ps, m?.kind ?? 0, pm, m?.data.length ?? 0, pmd, pp,
+        pos?.length ?? 0, ...flags]),
     );
-    const lead = Q.rank === 3 ? [Q.B] : [];
-    const out = new Tensor('float32', output, [...lead, Q.L, this.config.dim]);
-    if (!returnWeights) return out;
-    const lk = weights.length / (Q.B * this.config.numHeads * Q.L || 1);
-    return { output: out, weights: new Tensor('float32', weights, [Q.B, this.config.numHeads, Q.L, lk]) };
+    return attentionResult(output, weights, Q.rank === 3 ? [Q.B, Q.L, this.config.dim] : [Q.L, this.config.dim],
+      Q.B, this.config.numHeads, Q.L);
   }
 
   /** Keys (and values) held by the KV cache per sequence. */

@@ -615,8 +615,86 @@ def modules():
     mha.append({"name": "alibi-bloom-causal", "config": {"dim": dim, "numHeads": H, "positional": "alibi"},
                 "causal": True, "query": f32list(x), "dims": [1, 6, dim], "weights": state(m),
                 "out": f32list(out), "attnWeights": f32list(w)})
+    # Activations on a sweep that includes the tails.
+    xs = torch.cat([torch.linspace(-12, 12, 241), torch.randn(59, generator=g) * 3])
+    F = torch.nn.functional
+    activations = {"x": f32list(xs), "relu": f32list(F.relu(xs)), "gelu": f32list(F.gelu(xs)),
+                   "gelu_tanh": f32list(F.gelu(xs, approximate="tanh"))}
+
+    # Encoder layers. PyTorch's fast path is off with grad enabled, so this is the reference math.
+    layers = []
+    def encoder_case(name, layer, config, x, mask=None, causal=False, sd=None, out=None):
+        if out is None:
+            kpm = None if mask is None else ~mask.bool()
+            src_mask = torch.ones(x.shape[1], x.shape[1], dtype=torch.bool).triu(1) if causal else None
+            out = layer(x, src_mask=src_mask, src_key_padding_mask=kpm)
+        case = {"name": name, "config": config, "dims": list(x.shape), "x": f32list(x), "causal": causal,
+                "weights": state(sd if sd is not None else layer), "out": f32list(out)}
+        if mask is not None:
+            case["attentionMask"] = i32list(mask)
+        layers.append(case)
+    post = torch.nn.TransformerEncoderLayer(16, 4, 40, dropout=0.0, activation="gelu", batch_first=True,
+                                            layer_norm_eps=1e-12)
+    post.eval()
+    for p_ in post.parameters():  # non-trivial norm parameters
+        p_.data += 0.1 * torch.randn(p_.shape, generator=g)
+    x = torch.randn(2, 5, 16, generator=g)
+    encoder_case("torch-post-gelu-padding", post,
+                 {"dim": 16, "numHeads": 4, "ffnDim": 40, "activation": "gelu", "normPlacement": "post", "eps": 1e-12},
+                 x, mask=torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]]))
+    pre = torch.nn.TransformerEncoderLayer(12, 3, 20, dropout=0.0, activation="relu", batch_first=True,
+                                           norm_first=True)
+    pre.eval()
+    for p_ in pre.parameters():
+        p_.data += 0.1 * torch.randn(p_.shape, generator=g)
+    x = torch.randn(1, 7, 12, generator=g)
+    encoder_case("torch-pre-relu-causal", pre,
+                 {"dim": 12, "numHeads": 3, "ffnDim": 20, "activation": "relu", "normPlacement": "pre"},
+                 x, causal=True)
+
+    # Sandwich norm with tanh-GELU, and pre-RMSNorm without biases, written out.
+    g2 = torch.Generator().manual_seed(7)
+    def sandwich_with_input():
+        D, H, Fd = 10, 2, 24
+        torch.manual_seed(7)
+        attn = torch.nn.MultiheadAttention(D, H, batch_first=True)
+        l1, l2 = torch.nn.Linear(D, Fd), torch.nn.Linear(Fd, D)
+        norms = [torch.nn.LayerNorm(D) for _ in range(4)]
+        for n in norms:
+            n.weight.data += 0.2 * torch.randn(D, generator=g2)
+            n.bias.data += 0.2 * torch.randn(D, generator=g2)
+        x = torch.randn(2, 4, D, generator=g2)
+        h = norms[0](x)
+        y = x + norms[2](attn(h, h, h, need_weights=False)[0])
+        y = y + norms[3](l2(F.gelu(l1(norms[1](y)), approximate="tanh")))
+        sd = {**{"self_attn." + k: v for k, v in attn.state_dict().items()},
+              **{f"linear1.{k}": v for k, v in l1.state_dict().items()},
+              **{f"linear2.{k}": v for k, v in l2.state_dict().items()}}
+        for i, n in enumerate(norms):
+            sd[f"norm{i + 1}.weight"], sd[f"norm{i + 1}.bias"] = n.weight, n.bias
+        return x, sd, y
+    x, sd, y = sandwich_with_input()
+    encoder_case("sandwich-gelu-tanh", None,
+                 {"dim": 10, "numHeads": 2, "ffnDim": 24, "activation": "gelu_tanh", "normPlacement": "sandwich"},
+                 x, sd=sd, out=y)
+
+    def rms(x, w, eps=1e-6):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+    D, H, Fd = 8, 2, 16
+    attn = torch.nn.MultiheadAttention(D, H, bias=False, batch_first=True)
+    l1, l2 = torch.nn.Linear(D, Fd, bias=False), torch.nn.Linear(Fd, D, bias=False)
+    w1, w2 = 1 + 0.2 * torch.randn(D, generator=g), 1 + 0.2 * torch.randn(D, generator=g)
+    x = torch.randn(1, 6, D, generator=g)
+    h = rms(x, w1)
+    y = x + attn(h, h, h, need_weights=False)[0]
+    y = y + l2(F.gelu(l1(rms(y, w2))))
+    sd = {**{"self_attn." + k: v for k, v in attn.state_dict().items()}, "linear1.weight": l1.weight,
+          "linear2.weight": l2.weight, "norm1.weight": w1, "norm2.weight": w2}
+    encoder_case("pre-rmsnorm-no-bias", None,
+                 {"dim": D, "numHeads": H, "ffnDim": Fd, "activation": "gelu", "normPlacement": "pre",
+                  "norm": "rmsnorm", "eps": 1e-6, "bias": False, "ffnBias": False}, x, sd=sd, out=y)
     write("modules.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__,
-                           "linear": linear, "mha": mha})
+                           "linear": linear, "mha": mha, "activations": activations, "encoderLayers": layers})
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@
 
 #include "attnkit/linear.hpp"
 #include "attnkit/multi_head_attention.hpp"
+#include "attnkit/activation.hpp"
+#include "attnkit/encoder_layer.hpp"
 #include "fixtures.hpp"
 
 using namespace attnkit;
@@ -239,4 +241,103 @@ TEST(MultiHeadAttention, RejectsBadConfigsAndInputs) {
   EXPECT_EQ(m->prepare(in, n_out, n_w).argument, "useCache");
   in.use_cache = false, in.value_length = 29;
   EXPECT_EQ(m->prepare(in, n_out, n_w).argument, "value");
+}
+
+TEST(Activation, MatchesPyTorchAndSimdMatchesReference) {
+  const auto& a = fixture()["activations"];
+  const auto x = floats(a["x"]);
+  const char* names[] = {"relu", "gelu", "gelu_tanh"};
+  for (int k = 0; k < 3; ++k) {
+    const auto expected = floats(a[names[k]]);
+    for (int simd = 0; simd < 2; ++simd) {
+      auto y = x;
+      (simd ? simd::activation : ref::activation)(y.data(), y.size(), static_cast<Activation>(k));
+      EXPECT_LT(max_abs_diff(y, expected), 2e-6) << names[k] << " simd " << simd;
+    }
+    for (int n : awkward_sizes()) {  // the tail goes through the vector code on a padded copy
+      auto r = random_floats(n, 40 + n);
+      for (auto& v : r) v *= 4;
+      auto s = r;
+      ref::activation(r.data(), n, static_cast<Activation>(k));
+      simd::activation(s.data(), n, static_cast<Activation>(k));
+      EXPECT_LT(max_abs_diff(r, s), 2e-6) << names[k] << " n " << n;
+    }
+  }
+}
+
+namespace {
+std::unique_ptr<EncoderLayer> make_layer(const nlohmann::json& c) {
+  const auto& cfg = c["config"];
+  EncoderLayerConfig config;
+  config.attention.dim = cfg["dim"];
+  config.attention.heads = cfg["numHeads"];
+  config.attention.bias = config.attention.out_bias = cfg.value("bias", true);
+  config.ffn_dim = cfg["ffnDim"];
+  const std::string act = cfg["activation"], place = cfg["normPlacement"];
+  config.activation = act == "relu" ? Activation::relu : act == "gelu" ? Activation::gelu : Activation::gelu_tanh;
+  config.placement = place == "post" ? NormPlacement::post : place == "pre" ? NormPlacement::pre : NormPlacement::sandwich;
+  config.norm = cfg.value("norm", "layernorm") == "rmsnorm" ? NormKind::rms_norm : NormKind::layer_norm;
+  config.eps = cfg.value("eps", 1e-5);
+  config.ffn_bias = cfg.value("ffnBias", true);
+  std::unique_ptr<EncoderLayer> layer;
+  Status s = EncoderLayer::create(config, layer);
+  EXPECT_TRUE(s.ok()) << s.message;
+  static const std::map<std::string, int> names{
+      {"self_attn.in_proj_weight", 3}, {"self_attn.in_proj_bias", 8}, {"self_attn.out_proj.weight", 4},
+      {"self_attn.out_proj.bias", 9},  {"norm1.weight", 10},          {"norm1.bias", 11},
+      {"norm2.weight", 12},            {"norm2.bias", 13},            {"norm3.weight", 14},
+      {"norm3.bias", 15},              {"norm4.weight", 16},          {"norm4.bias", 17},
+      {"linear1.weight", 18},          {"linear1.bias", 19},          {"linear2.weight", 20},
+      {"linear2.bias", 21}};
+  for (const auto& [name, value] : c["weights"].items()) {
+    const auto w = floats(value);
+    float* data = nullptr;
+    s = layer->weight(names.at(name), static_cast<double>(w.size()), data);
+    EXPECT_TRUE(s.ok()) << name << ": " << s.message;
+    if (s.ok()) std::copy(w.begin(), w.end(), data);
+  }
+  return layer;
+}
+}  // namespace
+
+TEST(EncoderLayer, MatchesPyTorchInEveryNormPlacement) {
+  for (const auto& c : fixture()["encoderLayers"]) {
+    auto layer = make_layer(c);
+    const auto x = floats(c["x"]);
+    const std::vector<int> dims = c["dims"];
+    std::vector<uint8_t> keep;
+    MultiHeadAttention::Inputs in;
+    in.query = x.data(), in.query_length = static_cast<double>(x.size()), in.batch = dims[0], in.q_len = dims[1];
+    in.causal = c["causal"];
+    if (c.contains("attentionMask")) {
+      keep = c["attentionMask"].get<std::vector<uint8_t>>();
+      in.mask_kind = MaskKind::boolean, in.mask = keep.data(), in.mask_length = static_cast<double>(keep.size());
+      in.mask_dims[0] = dims[0], in.mask_dims[3] = dims[1];
+    }
+    std::size_t n_out = 0, n_w = 0;
+    ASSERT_TRUE(layer->prepare(in, n_out, n_w).ok()) << c["name"];
+    std::vector<float> out(n_out);
+    ASSERT_TRUE(layer->run(out.data(), nullptr, in).ok());
+    EXPECT_LT(max_abs_diff(out, floats(c["out"])), 5e-5) << c["name"];
+  }
+}
+
+TEST(EncoderLayer, RejectsBadConfigsAndWeights) {
+  EncoderLayerConfig c;
+  c.attention.dim = 8, c.attention.heads = 2, c.ffn_dim = 0;
+  std::unique_ptr<EncoderLayer> l;
+  EXPECT_EQ(EncoderLayer::create(c, l).argument, "ffnDim");
+  c.ffn_dim = 16, c.eps = -1;
+  EXPECT_EQ(EncoderLayer::create(c, l).argument, "eps");
+  c.eps = 1e-5, c.norm = NormKind::rms_norm;
+  ASSERT_TRUE(EncoderLayer::create(c, l).ok());
+  float* data = nullptr;
+  EXPECT_EQ(l->weight(11, 8, data).argument, "norm1.bias");    // RMSNorm has no bias
+  EXPECT_EQ(l->weight(14, 8, data).argument, "norm3.weight");  // only with sandwich
+  EXPECT_EQ(l->weight(18, 127, data).code, Code::shape_mismatch);
+  std::vector<float> x(16);
+  MultiHeadAttention::Inputs in;
+  in.query = x.data(), in.query_length = 16, in.batch = 1, in.q_len = 2;
+  std::size_t n_out = 0, n_w = 0;
+  EXPECT_EQ(l->prepare(in, n_out, n_w).argument, "linear1.weight");
 }

@@ -90,6 +90,41 @@ for (const ak of [simd, scalar]) {
     }
   });
 
+  test(`${ak.backend}: activations match torch.nn.functional`, () => {
+    const x = f32(fx.activations.x);
+    for (const kind of ['relu', 'gelu', 'gelu_tanh']) {
+      assertClose(ak.activation(x, kind).data, fx.activations[kind], kind, 2e-6, 0);
+    }
+    assertClose(ak.activation(x, 'gelu_new').data, fx.activations.gelu_tanh, 'gelu_new');
+  });
+
+  test(`${ak.backend}: EncoderLayer matches nn.TransformerEncoderLayer (post, pre) and sandwich / RMSNorm layers`, () => {
+    for (const c of fx.encoderLayers) {
+      const layer = new ak.EncoderLayer({ ...c.config, causal: c.causal });
+      layer.setWeights(Object.fromEntries(Object.entries(c.weights).map(([k, v]) => [k, f32(v)])));
+      const opts = { returnWeights: true };
+      if (c.attentionMask) opts.attentionMask = new Tensor('int32', Int32Array.from(c.attentionMask), c.dims.slice(0, 2));
+      const { output, weights } = layer.forward(new Tensor('float32', f32(c.x), c.dims), opts);
+      assertClose(output.data, c.out, c.name, 5e-5);
+      assert.deepEqual(weights.dims, [c.dims[0], c.config.numHeads, c.dims[1], c.dims[1]]);
+      // each weight row is a distribution over the keys
+      for (let r = 0; r < weights.data.length / c.dims[1]; r++) {
+        const sum = weights.data.subarray(r * c.dims[1], (r + 1) * c.dims[1]).reduce((a, b) => a + b, 0);
+        assert.ok(Math.abs(sum - 1) < 1e-5, `${c.name}: weights row ${r} sums to ${sum}`);
+      }
+      layer.dispose();
+    }
+    const layer = new ak.EncoderLayer({ dim: 8, numHeads: 2, ffnDim: 16, norm: 'rmsnorm' });
+    assert.throws(() => layer.forward(new Float32Array(16)), (e) => e.argument === 'x.dims');
+    assert.throws(() => layer.forward(new Tensor('float32', new Float32Array(16), [2, 8])),
+      (e) => e.argument === 'linear1.weight' && /never set/.test(e.message));
+    assert.throws(() => layer.setWeights({ 'norm1.bias': new Float32Array(8) }), (e) => /RMSNorm has no bias/.test(e.message));
+    assert.throws(() => layer.setWeights({ 'norm3.weight': new Float32Array(8) }), (e) => /sandwich/.test(e.message));
+    assert.throws(() => new ak.EncoderLayer({ dim: 8, numHeads: 2, ffnDim: 16, activation: 'swish' }),
+      (e) => e.argument === 'activation');
+    layer.dispose();
+  });
+
   test(`${ak.backend}: MultiHeadAttention rejects bad input with named arguments and leaks nothing`, () => {
     const m = new ak.MultiHeadAttention({ dim: 8, numHeads: 4, numKvHeads: 2, positional: 'rotary' });
     const x = (L, F = 8) => new Tensor('float32', new Float32Array(L * F).fill(0.25), [1, L, F]);
