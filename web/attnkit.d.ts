@@ -258,6 +258,38 @@ export class MultiHeadAttention {
   dispose(): void;
 }
 
+export interface EncoderLayerOptions extends MultiHeadAttentionOptions {
+  /** dim_feedforward / intermediate_size. */
+  ffnDim: number;
+  /** 'gelu' (erf, torch.nn.GELU), 'gelu_tanh' / 'gelu_new' (tanh approximation), 'relu'. Default 'gelu'. */
+  activation?: 'gelu' | 'gelu_tanh' | 'gelu_new' | 'relu';
+  /** 'post' (BERT, nn.TransformerEncoderLayer default), 'pre' (GPT-2), 'sandwich'. Default 'post'. */
+  normPlacement?: 'post' | 'pre' | 'sandwich';
+  norm?: 'layernorm' | 'rmsnorm';
+  /** Default 1e-5. */
+  eps?: number;
+  /** Feed-forward biases (default true). */
+  ffnBias?: boolean;
+}
+
+export class EncoderLayer {
+  readonly config: Record<string, unknown>;
+  /**
+   * torch.nn.TransformerEncoderLayer's state dict names (self_attn.in_proj_weight, linear1.weight,
+   * norm1.weight, ...; norm3/norm4 in the sandwich placement) or the MultiHeadAttention names.
+   */
+  setWeights(weights: { [name: string]: Floats | undefined }): this;
+  forward(x: Floats, options?: Omit<MultiHeadAttentionForwardOptions, 'key' | 'value' | 'useCache'> & { returnWeights?: false }): Tensor<Float32Array>;
+  forward(x: Floats, options: Omit<MultiHeadAttentionForwardOptions, 'key' | 'value' | 'useCache'> & { returnWeights: true }): { output: Tensor<Float32Array>; weights: Tensor<Float32Array> };
+  dispose(): void;
+}
+
+export interface Safetensors {
+  /** Every tensor as float32 (F16 and BF16 converted exactly). */
+  tensors: { [name: string]: Tensor<Float32Array> };
+  metadata: { [key: string]: string };
+}
+
 /** Converts to/from the masked_fill convention (true = hide); its own inverse. */
 export function invertMask(mask: Mask): Tensor<Uint8Array>;
 /** Boolean mask → additive float32 (1 → 0, 0 → -Infinity). */
@@ -306,6 +338,14 @@ export class Attnkit {
   rotaryFrequencies(headDim: number, options?: RotaryOptions & { seqLength?: number }): { invFreq: Float32Array; attentionFactor: number };
   /** y = x Wᵀ + b over the last dim: weight [out, in] ('outIn', nn.Linear) or [in, out] ('inOut', GPT-2 Conv1D). */
   linear(x: Floats, weight: Floats, options?: { bias?: Floats; layout?: 'outIn' | 'inOut' }): Tensor<Float32Array>;
+  /** Element-wise 'relu', 'gelu' (erf) or 'gelu_tanh' / 'gelu_new'. */
+  activation(x: Floats, kind?: 'relu' | 'gelu' | 'gelu_tanh' | 'gelu_new'): Tensor<Float32Array>;
+  /** Parses a whole .safetensors file (header validated in C++). */
+  parseSafetensors(source: ArrayBuffer | ArrayBufferView): Safetensors;
+  /** Reads bytes or a fetch Response (streamed, with progress), then parses. */
+  loadSafetensors(source: ArrayBuffer | ArrayBufferView | Response, options?: { onProgress?: (loaded: number, total?: number) => void }): Promise<Safetensors>;
+  /** `new ak.EncoderLayer(options)`: attention + feed-forward with residuals and norms. */
+  readonly EncoderLayer: new (options: EncoderLayerOptions) => EncoderLayer;
   /** `new ak.Embeddings(options)`: the embedding stage bound to this module. */
   readonly Embeddings: new (options: EmbeddingsOptions) => Embeddings;
   /** `new ak.MultiHeadAttention(options)`: attention with its own weights and KV cache. */

@@ -15,6 +15,7 @@ import * as rope from './rotary.js';
 import { linear } from './linear.js';
 import { MultiHeadAttention } from './multi_head_attention.js';
 import { EncoderLayer } from './encoder_layer.js';
+import { loadSafetensors, parseSafetensors } from './safetensors.js';
 
 export { AttnkitError, Tensor, Embeddings, MultiHeadAttention, EncoderLayer };
 export { invertMask, toAdditiveMask } from './masks.js';
@@ -432,6 +433,16 @@ export class Attnkit {
   /** y = x W^T + b: weight [out, in] (layout 'outIn', nn.Linear) or [in, out] ('inOut', Conv1D). */
   linear(x, weight, options) {
     return linear(this, x, weight, options);
+  }
+
+  /** Parses a whole .safetensors file (ArrayBuffer / Uint8Array): {tensors: {name: Tensor}, metadata}. */
+  parseSafetensors(source) {
+    return parseSafetensors(this, source);
+  }
+
+  /** Reads a .safetensors file from bytes or a fetch Response (streamed, with onProgress), then parses it. */
+  loadSafetensors(source, options) {
+    return loadSafetensors(this, source, options);
   }
 
   /** Element-wise activation: 'relu', 'gelu' (erf, torch.nn.GELU) or 'gelu_tanh' (HF gelu_new). */

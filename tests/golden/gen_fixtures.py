@@ -697,7 +697,46 @@ def modules():
                            "linear": linear, "mha": mha, "activations": activations, "encoderLayers": layers})
 
 
+# ---------------------------------------------------------------------------------- safetensors
+def safetensors():
+    """A .safetensors file written by hand from the format's definition (8-byte little-endian
+    header length, JSON header, data), with F32, F16 and BF16 tensors; the expected float32
+    values are torch's own conversions."""
+    import struct
+    g = torch.Generator().manual_seed(8)
+    special = torch.tensor([0.0, -0.0, 1.0, -2.5, 65504.0, 6.1e-5, 5.96e-8, 3.0e-7, float("inf"), float("-inf"),
+                            1e-3, 3.14159])
+    tensors = {
+        "embeddings.word": torch.randn(3, 4, generator=g),
+        "half.values": torch.cat([special, torch.randn(5, generator=g)]).to(torch.float16),
+        "bf16.values": torch.cat([special[:10], torch.randn(6, generator=g) * 100]).to(torch.bfloat16),
+        "empty": torch.zeros(0, 3),
+        "scalar": torch.tensor(7.5),
+    }
+    names = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}
+    header, blobs, offset = {"__metadata__": {"format": "pt", "note": "attnkit fixture"}}, [], 0
+    for name, t in tensors.items():
+        raw = t.contiguous().view(torch.int16).numpy().tobytes() if t.dtype != torch.float32 \
+            else t.contiguous().numpy().tobytes()
+        header[name] = {"dtype": names[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)  # the format pads the header with spaces to 8 bytes
+    path = os.path.normpath(os.path.join(OUT, "small.safetensors"))
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+    print("wrote", path)
+    write("safetensors.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__,
+                               "file": "small.safetensors", "metadata": header["__metadata__"],
+                               "tensors": {k: {"dtype": names[t.dtype], "shape": list(t.shape),
+                                               # JSON has no infinities: they are written as strings
+                                               "values": [x if not math.isinf(x) else ("Infinity" if x > 0 else "-Infinity")
+                                                          for x in f32list(t.float())]}
+                                           for k, t in tensors.items()}})
+
+
 if __name__ == "__main__":
-    which = sys.argv[1:] or ["positional", "embedding", "embeddings", "attention", "rotary", "modules"]
+    which = sys.argv[1:] or ["positional", "embedding", "embeddings", "attention", "rotary", "modules", "safetensors"]
     for name in which:
         globals()[name]()

@@ -1,0 +1,179 @@
+#include "attnkit/safetensors.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+namespace attnkit {
+
+namespace {
+
+Status bad(const std::string& argument, const std::string& message) {
+  return Status::error(Code::invalid_argument, argument, "safetensors: " + message);
+}
+
+int dtype_size(TensorDType d) { return d == TensorDType::f32 ? 4 : 2; }
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  uint32_t bits;
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000u | (mantissa << 13);  // inf / NaN
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    bits = sign;
+  } else {  // subnormal: normalise
+    int e = -1;
+    uint32_t m = mantissa;
+    do {
+      ++e;
+      m <<= 1;
+    } while ((m & 0x400) == 0);
+    bits = sign | static_cast<uint32_t>(112 - e) << 23 | ((m & 0x3ff) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+}  // namespace
+
+int json_depth(const char* text, std::size_t length, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < length; ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) return deepest;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+Status check_safetensors_prefix(uint64_t header_length, uint64_t file_size) {
+  if (file_size < 8) return bad("bytes", "the file has " + std::to_string(file_size) + " bytes, fewer than the 8-byte header length");
+  if (header_length > kMaxSafetensorsHeader) {
+    return bad("headerLength", "the header length is " + std::to_string(header_length) + " bytes, above the limit of " +
+                                   std::to_string(kMaxSafetensorsHeader));
+  }
+  if (header_length > file_size - 8) {
+    return bad("headerLength", "the header length " + std::to_string(header_length) + " runs past the end of the " +
+                                   std::to_string(file_size) + "-byte file");
+  }
+  return Status::success();
+}
+
+Status parse_safetensors_header(const char* header, uint64_t header_length, uint64_t file_size, SafetensorsIndex& out) {
+  Status s = check_safetensors_prefix(header_length, file_size);
+  if (!s.ok()) return s;
+  const std::size_t n = static_cast<std::size_t>(header_length);
+  if (json_depth(header, n, kMaxJsonDepth) > kMaxJsonDepth) {
+    return bad("header", "the header JSON nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  }
+  // Without exceptions: parse errors give a discarded value.
+  const nlohmann::json j = nlohmann::json::parse(header, header + n, nullptr, false);
+  if (j.is_discarded()) return bad("header", "the header is not valid JSON");
+  if (!j.is_object()) return bad("header", "the header must be a JSON object");
+  const uint64_t data_size = file_size - 8 - header_length, data_start = 8 + header_length;
+  out = SafetensorsIndex{};
+  for (const auto& [name, e] : j.items()) {
+    if (name == "__metadata__") {
+      if (!e.is_object()) return bad("__metadata__", "__metadata__ must be an object of strings");
+      for (const auto& [k, v] : e.items()) {
+        if (!v.is_string()) return bad("__metadata__." + k, "__metadata__ values must be strings ('" + k + "' is not)");
+        out.metadata[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    const std::string where = "tensor '" + name + "'";
+    if (!e.is_object()) return bad(name, where + " must be an object with dtype, shape and data_offsets");
+    SafetensorsEntry t;
+    t.name = name;
+    const auto dt = e.find("dtype");
+    if (dt == e.end() || !dt->is_string()) return bad(name + ".dtype", where + " has no dtype string");
+    const std::string d = dt->get<std::string>();
+    if (d == "F32") t.dtype = TensorDType::f32;
+    else if (d == "F16") t.dtype = TensorDType::f16;
+    else if (d == "BF16") t.dtype = TensorDType::bf16;
+    else return bad(name + ".dtype", where + " has dtype '" + d + "'; supported: F32, F16, BF16");
+    const auto sh = e.find("shape");
+    if (sh == e.end() || !sh->is_array()) return bad(name + ".shape", where + " has no shape array");
+    double elements = 1;
+    for (const auto& dim : *sh) {
+      if (!dim.is_number_unsigned()) return bad(name + ".shape", where + ": shape entries must be non-negative integers");
+      elements *= dim.get<double>();
+      t.shape.push_back(dim.get<int64_t>());
+    }
+    if (elements > 4294967296.0) return bad(name + ".shape", where + " has more than 2^32 elements");
+    t.elements = static_cast<uint64_t>(elements);
+    const auto off = e.find("data_offsets");
+    if (off == e.end() || !off->is_array() || off->size() != 2 || !(*off)[0].is_number_unsigned() ||
+        !(*off)[1].is_number_unsigned()) {
+      return bad(name + ".data_offsets", where + " needs data_offsets [begin, end] of non-negative integers");
+    }
+    const uint64_t begin = (*off)[0].get<uint64_t>(), end = (*off)[1].get<uint64_t>();
+    if (begin > end || end > data_size) {
+      return bad(name + ".data_offsets", where + " has data_offsets [" + std::to_string(begin) + ", " +
+                                             std::to_string(end) + "] outside the " + std::to_string(data_size) +
+                                             " bytes of data");
+    }
+    const uint64_t expected = t.elements * dtype_size(t.dtype);
+    if (end - begin != expected) {
+      return bad(name + ".data_offsets", where + " spans " + std::to_string(end - begin) + " bytes but its shape and " +
+                                             d + " need " + std::to_string(expected));
+    }
+    t.begin = data_start + begin;
+    t.end = data_start + end;
+    out.tensors.push_back(std::move(t));
+  }
+  std::sort(out.tensors.begin(), out.tensors.end(),
+            [](const SafetensorsEntry& a, const SafetensorsEntry& b) { return a.begin < b.begin || (a.begin == b.begin && a.end < b.end); });
+  for (std::size_t i = 1; i < out.tensors.size(); ++i) {
+    const auto& p = out.tensors[i - 1];
+    const auto& q = out.tensors[i];
+    if (q.begin < p.end) {
+      return bad(q.name + ".data_offsets", "tensors '" + p.name + "' and '" + q.name + "' overlap");
+    }
+  }
+  return s;
+}
+
+std::string safetensors_index_json(const SafetensorsIndex& index) {
+  nlohmann::json j = {{"tensors", nlohmann::json::array()}, {"metadata", index.metadata}};
+  for (const auto& t : index.tensors) {
+    j["tensors"].push_back({{"name", t.name}, {"dtype", static_cast<int>(t.dtype)}, {"shape", t.shape},
+                            {"begin", t.begin}, {"end", t.end}});
+  }
+  return j.dump();
+}
+
+void convert_to_float32(float* out, const void* src, std::size_t count, TensorDType dtype) {
+  const auto* bytes = static_cast<const uint8_t*>(src);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (dtype == TensorDType::f32) {
+      uint32_t bits = bytes[4 * i] | bytes[4 * i + 1] << 8 | bytes[4 * i + 2] << 16 | static_cast<uint32_t>(bytes[4 * i + 3]) << 24;
+      std::memcpy(out + i, &bits, 4);
+    } else {
+      const uint16_t h = static_cast<uint16_t>(bytes[2 * i] | bytes[2 * i + 1] << 8);
+      if (dtype == TensorDType::f16) {
+        out[i] = half_to_float(h);
+      } else {
+        const uint32_t bits = static_cast<uint32_t>(h) << 16;
+        std::memcpy(out + i, &bits, 4);
+      }
+    }
+  }
+}
+
+}  // namespace attnkit

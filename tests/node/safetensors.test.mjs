@@ -1,0 +1,85 @@
+// .safetensors from JavaScript on both builds: the fixture file (values converted by torch), a
+// streamed Response with progress, hostile files rejected by name with no leak.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { AttnkitError } from '../../web/attnkit.js';
+import { ROOT, backends, fixture } from './helpers.mjs';
+
+const fx = fixture('safetensors.json');
+const file = fs.readFileSync(path.join(ROOT, 'tests/fixtures', fx.file));
+const [simd, scalar] = await backends();
+const value = (v) => (v === 'Infinity' ? Infinity : v === '-Infinity' ? -Infinity : v);
+
+// A file from a header object and a data length (the format pads the header to 8 bytes).
+function build(header, dataBytes = 0, rawHeader) {
+  let text = new TextEncoder().encode(rawHeader ?? JSON.stringify(header));
+  const padded = new Uint8Array(Math.ceil(text.length / 8) * 8).fill(32);
+  padded.set(text);
+  text = padded;
+  const out = new Uint8Array(8 + text.length + dataBytes);
+  new DataView(out.buffer).setBigUint64(0, BigInt(text.length), true);
+  out.set(text, 8);
+  return out;
+}
+
+for (const ak of [simd, scalar]) {
+  test(`${ak.backend}: parseSafetensors reads F32, F16 and BF16 exactly as torch converts them`, () => {
+    const { tensors, metadata } = ak.parseSafetensors(file);
+    assert.deepEqual(metadata, fx.metadata);
+    assert.deepEqual(Object.keys(tensors).sort(), Object.keys(fx.tensors).sort());
+    for (const [name, want] of Object.entries(fx.tensors)) {
+      assert.deepEqual(tensors[name].dims, want.shape, name);
+      assert.equal(tensors[name].type, 'float32');
+      assert.deepEqual(Array.from(tensors[name].data), want.values.map(value), name);
+      // -0 stays -0
+      want.values.forEach((v, i) => assert.equal(Object.is(tensors[name].data[i], -0), Object.is(v, -0), `${name}[${i}]`));
+    }
+  });
+
+  test(`${ak.backend}: loadSafetensors streams a Response with progress`, async () => {
+    const seen = [];
+    const response = new Response(new Blob([file]).stream(), { headers: { 'content-length': String(file.length) } });
+    const { tensors } = await ak.loadSafetensors(response, { onProgress: (loaded, total) => seen.push([loaded, total]) });
+    assert.ok(seen.length >= 1);
+    assert.deepEqual(seen.at(-1), [file.length, file.length]);
+    assert.deepEqual(tensors['embeddings.word'].dims, [3, 4]);
+    await assert.rejects(ak.loadSafetensors(new Response('nope', { status: 404 })), (e) => e.code === 'ERR_LOAD');
+  });
+
+  test(`${ak.backend}: corrupt, truncated and hostile files are rejected by name, without leaks`, () => {
+    const t = (o) => ({ dtype: 'F32', shape: [1], data_offsets: [0, 4], ...o });
+    const hugeLength = new Uint8Array(16);
+    new DataView(hugeLength.buffer).setBigUint64(0, 1n << 40n, true);
+    const cases = [
+      [new Uint8Array(5), 'bytes', /fewer than the 8-byte header length/],
+      [hugeLength, 'headerLength', /above the limit/],
+      [file.subarray(0, 100), 'headerLength', /runs past the end/],
+      [build(null, 0, '{"a": '), 'header', /not valid JSON/],
+      [build(null, 0, '['.repeat(5000) + ']'.repeat(5000)), 'header', /deeper than 64/],
+      [build({ a: t({ dtype: 'I8' }) }, 4), 'a.dtype', /'I8'; supported: F32, F16, BF16/],
+      [build({ a: t({ shape: [2] }) }, 4), 'a.data_offsets', /spans 4 bytes but its shape and F32 need 8/],
+      [build({ a: t({ data_offsets: [0, 8], shape: [2] }) }, 4), 'a.data_offsets', /outside the 4 bytes of data/],
+      [build({ a: t({ shape: [2], data_offsets: [0, 8] }), b: t({ data_offsets: [4, 8] }) }, 8), 'b.data_offsets', /overlap/],
+      [build({ a: t({ shape: [1.5] }) }, 4), 'a.shape', /non-negative integers/],
+      [build({ __metadata__: { n: 1 } }), '__metadata__.n', /must be strings/],
+    ];
+    const failAll = () => {
+      for (const [bytes, argument, message] of cases) {
+        assert.throws(() => ak.parseSafetensors(bytes), (e) => {
+          assert.ok(e instanceof AttnkitError, String(e));
+          assert.equal(e.argument, argument, e.message);
+          assert.match(e.message, message);
+          return true;
+        });
+      }
+    };
+    failAll();
+    const inUse = ak.mallocInUse();
+    for (let i = 0; i < 50; i++) failAll();
+    assert.equal(ak.mallocInUse(), inUse);
+    assert.throws(() => ak.parseSafetensors('file.safetensors'), (e) => e.argument === 'source');
+    assert.equal(ak.parseSafetensors(file).tensors.scalar.data[0], 7.5); // still works
+  });
+}
