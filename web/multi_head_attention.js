@@ -82,7 +82,20 @@ export function attentionInputs(ak, fn, { mask, attentionMask, positionIds }) {
   let m = null;
   if (mask !== undefined && mask !== null) m = maskInput(fn, 'mask', mask);
   if (attentionMask !== undefined && attentionMask !== null) {
-    const pad = paddingMaskFromAttentionMask(ak, attentionMask);
+    // int32 / arrays: Hugging Face's 1 / 0; a boolean mask [batch, keyLength] (e.g. invertMask of
+    // PyTorch's key_padding_mask) is taken as it is.
+    const isBool = attentionMask instanceof Uint8Array || attentionMask?.data instanceof Uint8Array;
+    let pad;
+    if (isBool) {
+      const b = maskInput(fn, 'attentionMask', attentionMask);
+      if (b.dims4[0] !== 1 || b.dims4[1] !== 1) {
+        throw new AttnkitError(`${fn}: attentionMask must have dims [batch, keyLength] or [keyLength], got ` +
+          `${JSON.stringify(attentionMask.dims ?? [attentionMask.length])}`, { code: 'ERR_SHAPE_MISMATCH', argument: 'attentionMask.dims' });
+      }
+      pad = { data: b.data, dims: [b.dims4[2], 1, 1, b.dims4[3]] };
+    } else {
+      pad = paddingMaskFromAttentionMask(ak, attentionMask);
+    }
     m = maskInput(fn, 'attentionMask', m ? combineMasks(ak, { data: m.data, dims: m.dims4 }, pad) : pad);
   }
   const positions = positionIds === undefined ? null : idsInput(fn, 'positionIds', positionIds).data;

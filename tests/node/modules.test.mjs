@@ -2,7 +2,7 @@
 // (fixtures from tests/golden/gen_fixtures.py), the KV cache, errors, leaks and dispose().
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { AttnkitError, Tensor } from '../../web/attnkit.js';
+import { AttnkitError, Tensor, invertMask } from '../../web/attnkit.js';
 import { backends, fixture } from './helpers.mjs';
 
 const fx = fixture('modules.json');
@@ -58,6 +58,11 @@ for (const ak of [simd, scalar]) {
       assert.deepEqual(output.dims, c.dims, c.name);
       assertClose(output.data, c.out, `${c.name} output`);
       assertClose(weights.data, c.attnWeights, `${c.name} weights`, 2e-6);
+      if (c.keyPaddingMask) { // PyTorch's key_padding_mask (true = ignore), converted by invertMask
+        const kpm = new Tensor('bool', Uint8Array.from(c.keyPaddingMask, (v) => 1 - v), [c.dims[0], c.dims[1]]);
+        const again = m.forward(new Tensor('float32', f32(c.query), c.dims), { attentionMask: invertMask(kpm) });
+        assertClose(again.data, c.out, `${c.name} via invertMask`);
+      }
       m.dispose();
     }
   });
