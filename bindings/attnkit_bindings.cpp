@@ -1,11 +1,5 @@
-// The raw embind layer: `_name` functions on heap offsets that return a status code (0 = ok).
-//
-// Conventions, shared with web/attnkit.js:
-// - Sizes and numeric options arrive as doubles so the C++ core can reject non-integers, NaN and
-//   huge values with a message naming the argument (JavaScript numbers are doubles anyway).
-// - Outputs are allocated here, after validation, and reported through a result slot: JS passes
-//   the offset of two uint32 [data offset, element count], copies the data out and frees it.
-// - On failure nothing is allocated; lastError* describe the failure until the next call fails.
+// The raw embind layer of the main module: `_name` functions on heap offsets that return a status
+// code (0 = ok). Conventions in raw.hpp.
 #include <emscripten/bind.h>
 #include <malloc.h>
 
@@ -29,85 +23,13 @@
 #include "attnkit/multi_head_attention.hpp"
 #include "attnkit/positional.hpp"
 #include "attnkit/rotary.hpp"
-#include "attnkit/safetensors.hpp"
 #include "attnkit/status.hpp"
+#include "raw.hpp"
 
 using namespace attnkit;
+using namespace attnkit_raw;
 
 namespace {
-
-Status g_last_error;
-
-int fail(Status s) {
-  g_last_error = std::move(s);
-  return static_cast<int>(g_last_error.code);
-}
-
-// JS allocates 16 bytes: [data, count] of the result and, for attention, [data, count] of the
-// weights after it.
-struct ResultSlot {
-  uint32_t data;
-  uint32_t count;
-};
-
-// Allocates `count` elements (float, int32 or uint8) for a result; reports out_of_memory
-// instead of aborting.
-template <class T = float>
-T* alloc_result(uintptr_t slot, std::size_t count, Status& status) {
-  static_assert(sizeof(T) == 4 || sizeof(T) == 1, "results are float32, int32 or uint8");
-  auto* r = reinterpret_cast<ResultSlot*>(slot);
-  r->data = 0;
-  r->count = static_cast<uint32_t>(count);
-  if (count == 0) return nullptr;
-  auto* p = static_cast<T*>(std::malloc(count * sizeof(T)));
-  if (!p) {
-    status = Status::error(Code::out_of_memory, "result",
-                           "could not allocate " + std::to_string(count * sizeof(T)) +
-                               " bytes in the wasm heap for the result");
-  }
-  r->data = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p));
-  return p;
-}
-
-// Runs `op(out)` on a freshly allocated result of `count` elements; frees it again on failure.
-template <class T = float, class Op>
-int with_result(uintptr_t slot, std::size_t count, Op op) {
-  Status s;
-  T* out = alloc_result<T>(slot, count, s);
-  if (!s.ok()) return fail(std::move(s));
-  s = op(out);
-  if (!s.ok()) {
-    std::free(out);
-    reinterpret_cast<ResultSlot*>(slot)->data = 0;
-    return fail(std::move(s));
-  }
-  return 0;
-}
-
-// Runs `op(out, weights)` on a fresh output (slot[0..1]) and, when `want_weights`, fresh
-// attention weights (slot[2..3]); frees both on failure.
-template <class Op>
-int with_output_and_weights(uintptr_t slot, std::size_t n_out, bool want_weights, std::size_t n_weights, Op op) {
-  auto* weights_slot = reinterpret_cast<ResultSlot*>(slot) + 1;
-  *weights_slot = {0, 0};
-  return with_result(slot, n_out, [&](float* out) {
-    float* weights = nullptr;
-    if (want_weights) {
-      Status ws;
-      weights = alloc_result(reinterpret_cast<uintptr_t>(weights_slot), n_weights, ws);
-      if (!ws.ok()) return ws;
-    }
-    Status r = op(out, weights);
-    if (!r.ok() && weights) {
-      std::free(weights);
-      *weights_slot = {0, 0};
-    }
-    return r;
-  });
-}
-
-template <class T>
-const T* in(uintptr_t p) { return reinterpret_cast<const T*>(p); }
 
 int sinusoidal(uintptr_t slot, double length, double dim, double base, double offset, int layout) {
   const SinusoidalParams p{length, dim, base, offset, static_cast<SinusoidalLayout>(layout)};
@@ -588,45 +510,6 @@ int layer_forward(uintptr_t slot, double handle, uintptr_t x, uintptr_t sizes, i
 
 void layer_free(double handle) { g_layers.free(handle); }
 
-// ------------------------------------------------------------------------------------ safetensors
-int safetensors_prefix_raw(uintptr_t, double header_length, double file_size) {
-  Status s = check_safetensors_prefix(static_cast<uint64_t>(header_length), static_cast<uint64_t>(file_size));
-  return s.ok() ? 0 : fail(std::move(s));
-}
-
-std::string g_safetensors_index;  // the last validated header, as JSON for web/safetensors.js
-
-// Validates the header bytes; the index (tensors with numeric dtype and absolute offsets, and the
-// metadata) is then read with _safetensorsIndexJson().
-int safetensors_index_raw(uintptr_t, uintptr_t header, double header_length, double file_size) {
-  SafetensorsIndex index;
-  Status s = parse_safetensors_header(in<char>(header), static_cast<uint64_t>(header_length),
-                                      static_cast<uint64_t>(file_size), index);
-  if (!s.ok()) return fail(std::move(s));
-  g_safetensors_index = safetensors_index_json(index);
-  return 0;
-}
-
-std::string last_safetensors_index() { return g_safetensors_index; }
-
-// count little-endian values of dtype (0 F32, 1 F16, 2 BF16) -> float32.
-int to_float32_raw(uintptr_t slot, uintptr_t src, double count, int dtype) {
-  Status s = check_integer("count", count, 0, kMaxOutputElements);
-  if (s.ok() && (dtype < 0 || dtype > 2)) s = Status::error(Code::invalid_argument, "dtype", "unknown dtype");
-  if (!s.ok()) return fail(std::move(s));
-  return with_result(slot, static_cast<std::size_t>(count), [&](float* out) {
-    convert_to_float32(out, in<void>(src), static_cast<std::size_t>(count), static_cast<TensorDType>(dtype));
-    return Status::success();
-  });
-}
-
-std::string last_error_message() { return g_last_error.message; }
-std::string last_error_argument() { return g_last_error.argument; }
-std::string code_name_of(int code) { return code_name(static_cast<Code>(code)); }
-
-// Bytes currently handed out by malloc: the leak checks in the tests watch this.
-double malloc_in_use() { return static_cast<double>(mallinfo().uordblks); }
-
 bool has_simd() {
 #if ATTNKIT_HAVE_SIMD
   return true;
@@ -666,13 +549,6 @@ EMSCRIPTEN_BINDINGS(attnkit) {
   emscripten::function("_layerWeight", &layer_weight);
   emscripten::function("_layerForward", &layer_forward);
   emscripten::function("_layerFree", &layer_free);
-  emscripten::function("_safetensorsPrefix", &safetensors_prefix_raw);
-  emscripten::function("_safetensorsIndex", &safetensors_index_raw);
-  emscripten::function("_safetensorsIndexJson", &last_safetensors_index);
-  emscripten::function("_toFloat32", &to_float32_raw);
-  emscripten::function("_lastErrorMessage", &last_error_message);
-  emscripten::function("_lastErrorArgument", &last_error_argument);
-  emscripten::function("_codeName", &code_name_of);
-  emscripten::function("_mallocInUse", &malloc_in_use);
+  attnkit_raw::bind_common();
   emscripten::function("_hasSimd", &has_simd);
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the native library + tests (build/native) and both wasm modules (build/wasm -> web/dist).
+# Builds the native library + tests (build/native) and the wasm modules (build/wasm -> web/dist):
+# attnkit-simd, attnkit-scalar and attnkit-loaders.
 # Incremental: a second run with nothing changed takes about a second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,5 +17,5 @@ fi
 if [ "$what" = all ] || [ "$what" = wasm ]; then
   [ -f build/wasm/CMakeCache.txt ] || emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build/wasm -j"$jobs" | grep -E 'error|warning' || true
-  test -f web/dist/attnkit-simd.wasm && test -f web/dist/attnkit-scalar.wasm
+  test -f web/dist/attnkit-simd.wasm && test -f web/dist/attnkit-scalar.wasm && test -f web/dist/attnkit-loaders.wasm
 fi

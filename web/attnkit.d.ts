@@ -340,9 +340,7 @@ export class Attnkit {
   linear(x: Floats, weight: Floats, options?: { bias?: Floats; layout?: 'outIn' | 'inOut' }): Tensor<Float32Array>;
   /** Element-wise 'relu', 'gelu' (erf) or 'gelu_tanh' / 'gelu_new'. */
   activation(x: Floats, kind?: 'relu' | 'gelu' | 'gelu_tanh' | 'gelu_new'): Tensor<Float32Array>;
-  /** Parses a whole .safetensors file (header validated in C++). */
-  parseSafetensors(source: ArrayBuffer | ArrayBufferView): Safetensors;
-  /** Reads bytes or a fetch Response (streamed, with progress), then parses. */
+  /** Reads bytes or a fetch Response (streamed, with progress) and parses (header validated in C++, in attnkit-loaders.wasm, loaded on first use). */
   loadSafetensors(source: ArrayBuffer | ArrayBufferView | Response, options?: { onProgress?: (loaded: number, total?: number) => void }): Promise<Safetensors>;
   /** `new ak.EncoderLayer(options)`: attention + feed-forward with residuals and norms. */
   readonly EncoderLayer: new (options: EncoderLayerOptions) => EncoderLayer;

@@ -6,6 +6,8 @@
 // It never keeps a heap view across a call (memory growth detaches them).
 
 import { AttnkitError } from './errors.js';
+import { WasmHeap } from './heap.js';
+import { readBytes } from './read_bytes.js';
 import { Tensor } from './tensor.js';
 import { describe, floatInput, idsInput, num, oneOf, optionalNumber } from './args.js';
 import { Embeddings } from './embeddings.js';
@@ -15,7 +17,7 @@ import * as rope from './rotary.js';
 import { linear } from './linear.js';
 import { MultiHeadAttention } from './multi_head_attention.js';
 import { EncoderLayer } from './encoder_layer.js';
-import { loadSafetensors, parseSafetensors } from './safetensors.js';
+import { loadSafetensors } from './safetensors.js';
 
 export { AttnkitError, Tensor, Embeddings, MultiHeadAttention, EncoderLayer };
 export { invertMask, toAdditiveMask } from './masks.js';
@@ -45,25 +47,6 @@ const BUILDS = {
     wasm: () => new URL('./dist/attnkit-scalar.wasm', import.meta.url),
   },
 };
-
-const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
-
-async function readBytes(url) {
-  if (url.protocol === 'file:') {
-    if (!isNode) throw new Error('file: URLs can only be read in Node');
-    // Variable specifiers keep bundlers from trying to resolve Node built-ins for the browser.
-    const fsName = 'node:fs/promises';
-    const urlName = 'node:url';
-    const [{ readFile }, { fileURLToPath }] = await Promise.all([
-      import(/* @vite-ignore */ fsName),
-      import(/* @vite-ignore */ urlName),
-    ]);
-    return readFile(fileURLToPath(url));
-  }
-  const response = await fetch(url, { credentials: 'same-origin' });
-  if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`.trim());
-  return new Uint8Array(await response.arrayBuffer());
-}
 
 function pickBackend(simd) {
   if (simd === 'auto') return simdSupported() ? 'wasm-simd128' : 'wasm-scalar';
@@ -103,7 +86,8 @@ export function load(options = {}) {
     wasmUrl && typeof wasmUrl === 'object' && !(wasmUrl instanceof URL) ? wasmUrl[backend] : wasmUrl;
   const key = wasmBinary ? null : `${backend}|${explicitUrl ?? ''}`;
   if (key && pending.has(key)) return pending.get(key);
-  const promise = instantiate(backend, explicitUrl, wasmBinary);
+  const loadersUrl = wasmUrl && typeof wasmUrl === 'object' && !(wasmUrl instanceof URL) ? wasmUrl['wasm-loaders'] : undefined;
+  const promise = instantiate(backend, explicitUrl, wasmBinary, loadersUrl);
   if (key) {
     pending.set(key, promise);
     promise.catch(() => pending.delete(key)); // a failed load may be retried
@@ -111,7 +95,7 @@ export function load(options = {}) {
   return promise;
 }
 
-async function instantiate(backend, explicitUrl, wasmBinary) {
+async function instantiate(backend, explicitUrl, wasmBinary, loadersUrl) {
   const build = BUILDS[backend];
   let url;
   try {
@@ -137,7 +121,7 @@ async function instantiate(backend, explicitUrl, wasmBinary) {
   try {
     const { default: factory } = await build.glue();
     const module = await factory({ wasmBinary: bytes, print: () => {}, printErr: () => {} });
-    return new Attnkit(module, backend);
+    return new Attnkit(module, backend, loadersUrl);
   } catch (e) {
     const where = wasmBinary ? 'the given wasmBinary' : url.href;
     throw new AttnkitError(`load: could not instantiate the ${backend} build from ${where}: ${e?.message ?? e}`, {
@@ -147,12 +131,12 @@ async function instantiate(backend, explicitUrl, wasmBinary) {
 }
 
 /** A loaded attnkit module. Everything it returns is plain JavaScript memory. */
-export class Attnkit {
-  constructor(module, backend) {
-    this._m = module;
+export class Attnkit extends WasmHeap {
+  constructor(module, backend, loadersUrl) {
+    super(module);
     /** 'wasm-simd128' | 'wasm-scalar' */
     this.backend = backend;
-    this._slot = module._malloc(16); // [data offset, count] x 2, written by every `_name` call
+    this._loadersUrl = loadersUrl; // where web/safetensors.js finds attnkit-loaders.wasm
     const ak = this;
     /** `new ak.Embeddings(options)`: the input embedding stage as a module (web/embeddings.js). */
     this.Embeddings = class extends Embeddings {
@@ -172,106 +156,6 @@ export class Attnkit {
         super(ak, options);
       }
     };
-  }
-
-  // Runs a raw function with the result slot; throws AttnkitError on a non-zero status, else
-  // returns the slot's two uint32 [data offset or handle, count].
-  _raw(fn, name, args) {
-    const status = this._m[name](this._slot, ...args);
-    if (status !== 0) {
-      throw new AttnkitError(`${fn}: ${this._m._lastErrorMessage()}`, {
-        code: this._m._codeName(status),
-        argument: this._m._lastErrorArgument(),
-      });
-    }
-    const at = this._slot >>> 2;
-    return [this._m.HEAPU32[at], this._m.HEAPU32[at + 1]];
-  }
-
-  // Runs a raw function with the result slot and returns its float32 result: copied into `out`
-  // when given (a Float32Array of exactly the result's length, written only on success), else into
-  // a new Float32Array. Throws AttnkitError on a non-zero status. Frees the wasm result always.
-  _call(fn, name, args, out, Type = Float32Array) {
-    if (out !== undefined && !(out instanceof Type)) {
-      throw new AttnkitError(`${fn}: out must be a ${Type.name}, got ${describe(out)}`, {
-        code: 'ERR_INVALID_ARGUMENT',
-        argument: 'out',
-      });
-    }
-    const [ptr, count] = this._raw(fn, name, args);
-    try {
-      if (out !== undefined && out.length !== count) {
-        throw new AttnkitError(`${fn}: out must have length ${count}, got ${out.length}`, {
-          code: 'ERR_SHAPE_MISMATCH',
-          argument: 'out',
-        });
-      }
-      const result = this._view(Type, ptr, count);
-      if (out === undefined) return result.slice();
-      out.set(result);
-      return out;
-    } finally {
-      if (ptr) this._m._free(ptr);
-    }
-  }
-
-  // _raw for functions that also report attention weights in the slot's second pair: returns
-  // [output, weights or null] as fresh Float32Arrays and frees both wasm results.
-  _callWithWeights(fn, name, args) {
-    const [ptr, count] = this._raw(fn, name, args);
-    const [wptr, wcount] = this._second();
-    try {
-      return [this._view(Float32Array, ptr, count).slice(), wptr ? this._view(Float32Array, wptr, wcount).slice() : null];
-    } finally {
-      if (ptr) this._m._free(ptr);
-      if (wptr) this._m._free(wptr);
-    }
-  }
-
-  // A fresh view of `count` elements at `ptr` (memory growth detaches old views: never keep one).
-  _view(Type, ptr, count) {
-    return new Type(this._m.HEAPU8.buffer, ptr, count);
-  }
-
-  // The second [data, count] pair of the result slot (attention weights).
-  _second() {
-    const at = (this._slot >>> 2) + 2;
-    return [this._m.HEAPU32[at], this._m.HEAPU32[at + 1]];
-  }
-
-  // Copies typed arrays into fresh wasm allocations, runs body(offsets), frees them all.
-  // null/undefined entries become offset 0 ("not given").
-  _withInputs(arrays, body) {
-    const ptrs = [];
-    try {
-      for (const a of arrays) {
-        if (a == null) {
-          ptrs.push(0);
-          continue;
-        }
-        const p = this._m._malloc(Math.max(a.byteLength, 4));
-        if (!p) {
-          throw new AttnkitError(`could not allocate ${a.byteLength} bytes in the wasm heap for an input`, {
-            code: 'ERR_OUT_OF_MEMORY',
-          });
-        }
-        ptrs.push(p);
-        new Uint8Array(this._m.HEAPU8.buffer, p, a.byteLength).set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
-      }
-      return body(ptrs);
-    } finally {
-      for (const p of ptrs) if (p) this._m._free(p);
-    }
-  }
-
-  /** Bytes of wasm heap that are in use by malloc right now (for leak checks). */
-  mallocInUse() {
-    return this._m._mallocInUse();
-  }
-
-  /** Size of the wasm linear memory in bytes. */
-  heapSize() {
-    return this._m.HEAPU8.length;
   }
 
   /**
@@ -435,12 +319,10 @@ export class Attnkit {
     return linear(this, x, weight, options);
   }
 
-  /** Parses a whole .safetensors file (ArrayBuffer / Uint8Array): {tensors: {name: Tensor}, metadata}. */
-  parseSafetensors(source) {
-    return parseSafetensors(this, source);
-  }
-
-  /** Reads a .safetensors file from bytes or a fetch Response (streamed, with onProgress), then parses it. */
+  /**
+   * Reads a .safetensors file from bytes or a fetch Response (streamed, with onProgress) and
+   * parses it: {tensors: {name: Tensor}, metadata}. The first call loads attnkit-loaders.wasm.
+   */
   loadSafetensors(source, options) {
     return loadSafetensors(this, source, options);
   }

@@ -1,9 +1,44 @@
-// Reading .safetensors files (C++ validates the header: src/attnkit/safetensors.hpp). Tensors
+// Reading .safetensors files. The C++ side validates the header (src/attnkit/safetensors.hpp); it
+// lives in attnkit-loaders.wasm, loaded on first use, so the kernels' module stays small. Tensors
 // come out as float32 Tensors (F16 and BF16 converted); F32 data is copied as is, which assumes a
 // little-endian host like every browser and Node platform.
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
 import { describe } from './args.js';
+import { WasmHeap } from './heap.js';
+import { readBytes } from './read_bytes.js';
+
+const pending = new Map();
+
+/** The loaders module for this Attnkit (loaded once per URL; a failed load may be retried). */
+export function loaders(ak) {
+  const key = String(ak._loadersUrl ?? '');
+  if (!pending.has(key)) {
+    const promise = (async () => {
+      let url;
+      try {
+        url = ak._loadersUrl
+          ? new URL(String(ak._loadersUrl), typeof location === 'object' ? location.href : import.meta.url)
+          : new URL('./dist/attnkit-loaders.wasm', import.meta.url);
+      } catch (e) {
+        throw new AttnkitError(`load: wasmUrl['wasm-loaders'] is not a valid URL (${e.message})`, {
+          code: 'ERR_INVALID_ARGUMENT', argument: 'wasmUrl',
+        });
+      }
+      let bytes;
+      try {
+        bytes = await readBytes(url);
+      } catch (e) {
+        throw new AttnkitError(`could not read the loaders module from ${url.href}: ${e.message}`, { code: 'ERR_LOAD' });
+      }
+      const { default: factory } = await import('./dist/attnkit-loaders.mjs');
+      return new WasmHeap(await factory({ wasmBinary: bytes, print: () => {}, printErr: () => {} }));
+    })();
+    pending.set(key, promise);
+    promise.catch(() => pending.delete(key));
+  }
+  return pending.get(key);
+}
 
 function bytesOf(fn, source) {
   if (source instanceof Uint8Array) return source;
@@ -14,15 +49,13 @@ function bytesOf(fn, source) {
   });
 }
 
-/** Parses a whole .safetensors file: {tensors: {name: Tensor}, metadata: {key: value}}. */
-export function parseSafetensors(ak, source) {
-  const fn = 'parseSafetensors';
-  const u8 = bytesOf(fn, source);
+// Parses a whole file with the loaders module `heap`: {tensors: {name: Tensor}, metadata}.
+function parse(heap, fn, u8) {
   const size = u8.length;
   const headerLength = size >= 8 ? Number(new DataView(u8.buffer, u8.byteOffset, 8).getBigUint64(0, true)) : 0;
-  ak._raw(fn, '_safetensorsPrefix', [headerLength, size]);
-  ak._withInputs([u8.subarray(8, 8 + headerLength)], ([ph]) => ak._raw(fn, '_safetensorsIndex', [ph, headerLength, size]));
-  const index = JSON.parse(ak._m._safetensorsIndexJson());
+  heap._raw(fn, '_safetensorsPrefix', [headerLength, size]);
+  heap._withInputs([u8.subarray(8, 8 + headerLength)], ([ph]) => heap._raw(fn, '_safetensorsIndex', [ph, headerLength, size]));
+  const index = JSON.parse(heap._m._safetensorsIndexJson());
   const tensors = {};
   for (const t of index.tensors) {
     const raw = u8.subarray(t.begin, t.end);
@@ -32,7 +65,7 @@ export function parseSafetensors(ak, source) {
       data = new Float32Array(count);
       new Uint8Array(data.buffer).set(raw); // a copy: the file's bytes may sit at any alignment
     } else {
-      data = ak._withInputs([raw], ([p]) => ak._call(fn, '_toFloat32', [p, count, t.dtype]));
+      data = heap._withInputs([raw], ([p]) => heap._call(fn, '_toFloat32', [p, count, t.dtype]));
     }
     tensors[t.name] = new Tensor('float32', data, t.shape);
   }
@@ -52,7 +85,7 @@ export async function loadSafetensors(ak, source, { onProgress } = {}) {
       });
     }
     const total = Number(source.headers?.get?.('content-length')) || undefined;
-    if (!source.body || !onProgress) return parseSafetensors(ak, await source.arrayBuffer());
+    if (!source.body || !onProgress) return parse(await loaders(ak), fn, new Uint8Array(await source.arrayBuffer()));
     const chunks = [];
     let loaded = 0;
     for (const reader = source.body.getReader(); ;) {
@@ -68,9 +101,9 @@ export async function loadSafetensors(ak, source, { onProgress } = {}) {
       all.set(c, at);
       at += c.length;
     }
-    return parseSafetensors(ak, all);
+    return parse(await loaders(ak), fn, all);
   }
   const bytes = bytesOf(fn, source);
   onProgress?.(bytes.length, bytes.length);
-  return parseSafetensors(ak, bytes);
+  return parse(await loaders(ak), fn, bytes);
 }

@@ -1,4 +1,4 @@
-// What is inside the two .wasm files: SIMD128 instructions in one, none in the other.
+// What is inside the .wasm files: SIMD128 instructions in the SIMD build, none in the others.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -42,8 +42,12 @@ test('the scalar build contains no SIMD128 instruction', () => {
   assert.equal(validatesWithoutSimd(wasm('scalar')), true);
 });
 
+test('the loaders module (file formats) contains no SIMD128 instruction', () => {
+  assert.deepEqual(simdOps(wasm('loaders')), {});
+});
+
 test('each .wasm stays within the 200 KB budget', () => {
-  for (const name of ['simd', 'scalar']) {
+  for (const name of ['simd', 'scalar', 'loaders']) {
     const size = fs.statSync(wasm(name)).size;
     assert.ok(size <= 200 * 1024, `attnkit-${name}.wasm is ${size} bytes`);
   }

@@ -1,0 +1,53 @@
+// The raw embind layer of attnkit-loaders.wasm: the file-format readers, built apart from the
+// kernels so that their JSON parser (nlohmann/json) does not weigh on the main module's size and
+// start-up. web/safetensors.js loads it on first use.
+#include <string>
+
+#include "attnkit/safetensors.hpp"
+#include "raw.hpp"
+
+using namespace attnkit;
+using namespace attnkit_raw;
+
+namespace {
+
+int safetensors_prefix_raw(uintptr_t, double header_length, double file_size) {
+  Status s = check_safetensors_prefix(static_cast<uint64_t>(header_length), static_cast<uint64_t>(file_size));
+  return s.ok() ? 0 : fail(std::move(s));
+}
+
+std::string g_safetensors_index;  // the last validated header, as JSON for web/safetensors.js
+
+// Validates the header bytes; the index (tensors with numeric dtype and absolute offsets, and the
+// metadata) is then read with _safetensorsIndexJson().
+int safetensors_index_raw(uintptr_t, uintptr_t header, double header_length, double file_size) {
+  SafetensorsIndex index;
+  Status s = parse_safetensors_header(in<char>(header), static_cast<uint64_t>(header_length),
+                                      static_cast<uint64_t>(file_size), index);
+  if (!s.ok()) return fail(std::move(s));
+  g_safetensors_index = safetensors_index_json(index);
+  return 0;
+}
+
+std::string last_safetensors_index() { return g_safetensors_index; }
+
+// count little-endian values of dtype (0 F32, 1 F16, 2 BF16) -> float32.
+int to_float32_raw(uintptr_t slot, uintptr_t src, double count, int dtype) {
+  Status s = check_integer("count", count, 0, kMaxOutputElements);
+  if (s.ok() && (dtype < 0 || dtype > 2)) s = Status::error(Code::invalid_argument, "dtype", "unknown dtype");
+  if (!s.ok()) return fail(std::move(s));
+  return with_result(slot, static_cast<std::size_t>(count), [&](float* out) {
+    convert_to_float32(out, in<void>(src), static_cast<std::size_t>(count), static_cast<TensorDType>(dtype));
+    return Status::success();
+  });
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attnkit_loaders) {
+  emscripten::function("_safetensorsPrefix", &safetensors_prefix_raw);
+  emscripten::function("_safetensorsIndex", &safetensors_index_raw);
+  emscripten::function("_safetensorsIndexJson", &last_safetensors_index);
+  emscripten::function("_toFloat32", &to_float32_raw);
+  attnkit_raw::bind_common();
+}

@@ -1,0 +1,113 @@
+// Shared by the raw embind layers (attnkit_bindings.cpp, loaders_bindings.cpp): the last error,
+// result slots, and the functions every module exports (error text, code names, malloc use).
+//
+// Conventions, shared with web/heap.js:
+// - Sizes and numeric options arrive as doubles so the C++ core can reject non-integers, NaN and
+//   huge values with a message naming the argument (JavaScript numbers are doubles anyway).
+// - Outputs are allocated here, after validation, and reported through a result slot: JS passes
+//   the offset of [data offset, element count] pairs, copies the data out and frees it.
+// - On failure nothing is allocated; lastError* describe the failure until the next call fails.
+#pragma once
+
+#include <emscripten/bind.h>
+#include <malloc.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "attnkit/status.hpp"
+
+namespace attnkit_raw {
+
+using namespace attnkit;
+
+inline Status g_last_error;
+
+inline int fail(Status s) {
+  g_last_error = std::move(s);
+  return static_cast<int>(g_last_error.code);
+}
+
+// JS allocates 16 bytes: [data, count] of the result and, for attention, [data, count] of the
+// weights after it.
+struct ResultSlot {
+  uint32_t data;
+  uint32_t count;
+};
+
+// Allocates `count` elements (float, int32 or uint8) for a result; reports out_of_memory
+// instead of aborting.
+template <class T = float>
+T* alloc_result(uintptr_t slot, std::size_t count, Status& status) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 1, "results are float32, int32 or uint8");
+  auto* r = reinterpret_cast<ResultSlot*>(slot);
+  r->data = 0;
+  r->count = static_cast<uint32_t>(count);
+  if (count == 0) return nullptr;
+  auto* p = static_cast<T*>(std::malloc(count * sizeof(T)));
+  if (!p) {
+    status = Status::error(Code::out_of_memory, "result",
+                           "could not allocate " + std::to_string(count * sizeof(T)) +
+                               " bytes in the wasm heap for the result");
+  }
+  r->data = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p));
+  return p;
+}
+
+// Runs `op(out)` on a freshly allocated result of `count` elements; frees it again on failure.
+template <class T = float, class Op>
+int with_result(uintptr_t slot, std::size_t count, Op op) {
+  Status s;
+  T* out = alloc_result<T>(slot, count, s);
+  if (!s.ok()) return fail(std::move(s));
+  s = op(out);
+  if (!s.ok()) {
+    std::free(out);
+    reinterpret_cast<ResultSlot*>(slot)->data = 0;
+    return fail(std::move(s));
+  }
+  return 0;
+}
+
+// Runs `op(out, weights)` on a fresh output (slot[0..1]) and, when `want_weights`, fresh
+// attention weights (slot[2..3]); frees both on failure.
+template <class Op>
+int with_output_and_weights(uintptr_t slot, std::size_t n_out, bool want_weights, std::size_t n_weights, Op op) {
+  auto* weights_slot = reinterpret_cast<ResultSlot*>(slot) + 1;
+  *weights_slot = {0, 0};
+  return with_result(slot, n_out, [&](float* out) {
+    float* weights = nullptr;
+    if (want_weights) {
+      Status ws;
+      weights = alloc_result(reinterpret_cast<uintptr_t>(weights_slot), n_weights, ws);
+      if (!ws.ok()) return ws;
+    }
+    Status r = op(out, weights);
+    if (!r.ok() && weights) {
+      std::free(weights);
+      *weights_slot = {0, 0};
+    }
+    return r;
+  });
+}
+
+template <class T>
+const T* in(uintptr_t p) { return reinterpret_cast<const T*>(p); }
+
+inline std::string last_error_message() { return g_last_error.message; }
+inline std::string last_error_argument() { return g_last_error.argument; }
+inline std::string code_name_of(int code) { return code_name(static_cast<Code>(code)); }
+
+// Bytes currently handed out by malloc: the leak checks in the tests watch this.
+inline double malloc_in_use() { return static_cast<double>(mallinfo().uordblks); }
+
+inline void bind_common() {
+  emscripten::function("_lastErrorMessage", &last_error_message);
+  emscripten::function("_lastErrorArgument", &last_error_argument);
+  emscripten::function("_codeName", &code_name_of);
+  emscripten::function("_mallocInUse", &malloc_in_use);
+}
+
+}  // namespace attnkit_raw

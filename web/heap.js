@@ -1,0 +1,112 @@
+// The JavaScript side of a raw embind module (conventions in bindings/raw.hpp): one result slot,
+// status codes turned into AttnkitError, inputs copied in and results copied out, every wasm
+// allocation freed in `finally`. No heap view is kept across a call (memory growth detaches them).
+import { AttnkitError } from './errors.js';
+import { describe } from './args.js';
+
+export class WasmHeap {
+  constructor(module) {
+    this._m = module;
+    this._slot = module._malloc(16); // [data offset, count] x 2, written by every `_name` call
+  }
+
+  // Runs a raw function with the result slot; throws AttnkitError on a non-zero status, else
+  // returns the slot's two uint32 [data offset or handle, count].
+  _raw(fn, name, args) {
+    const status = this._m[name](this._slot, ...args);
+    if (status !== 0) {
+      throw new AttnkitError(`${fn}: ${this._m._lastErrorMessage()}`, {
+        code: this._m._codeName(status),
+        argument: this._m._lastErrorArgument(),
+      });
+    }
+    const at = this._slot >>> 2;
+    return [this._m.HEAPU32[at], this._m.HEAPU32[at + 1]];
+  }
+
+  // Runs a raw function with the result slot and returns its float32 result: copied into `out`
+  // when given (a Float32Array of exactly the result's length, written only on success), else into
+  // a new Float32Array. Throws AttnkitError on a non-zero status. Frees the wasm result always.
+  _call(fn, name, args, out, Type = Float32Array) {
+    if (out !== undefined && !(out instanceof Type)) {
+      throw new AttnkitError(`${fn}: out must be a ${Type.name}, got ${describe(out)}`, {
+        code: 'ERR_INVALID_ARGUMENT',
+        argument: 'out',
+      });
+    }
+    const [ptr, count] = this._raw(fn, name, args);
+    try {
+      if (out !== undefined && out.length !== count) {
+        throw new AttnkitError(`${fn}: out must have length ${count}, got ${out.length}`, {
+          code: 'ERR_SHAPE_MISMATCH',
+          argument: 'out',
+        });
+      }
+      const result = this._view(Type, ptr, count);
+      if (out === undefined) return result.slice();
+      out.set(result);
+      return out;
+    } finally {
+      if (ptr) this._m._free(ptr);
+    }
+  }
+
+  // _raw for functions that also report attention weights in the slot's second pair: returns
+  // [output, weights or null] as fresh Float32Arrays and frees both wasm results.
+  _callWithWeights(fn, name, args) {
+    const [ptr, count] = this._raw(fn, name, args);
+    const [wptr, wcount] = this._second();
+    try {
+      return [this._view(Float32Array, ptr, count).slice(), wptr ? this._view(Float32Array, wptr, wcount).slice() : null];
+    } finally {
+      if (ptr) this._m._free(ptr);
+      if (wptr) this._m._free(wptr);
+    }
+  }
+
+  // A fresh view of `count` elements at `ptr` (memory growth detaches old views: never keep one).
+  _view(Type, ptr, count) {
+    return new Type(this._m.HEAPU8.buffer, ptr, count);
+  }
+
+  // The second [data, count] pair of the result slot (attention weights).
+  _second() {
+    const at = (this._slot >>> 2) + 2;
+    return [this._m.HEAPU32[at], this._m.HEAPU32[at + 1]];
+  }
+
+  // Copies typed arrays into fresh wasm allocations, runs body(offsets), frees them all.
+  // null/undefined entries become offset 0 ("not given").
+  _withInputs(arrays, body) {
+    const ptrs = [];
+    try {
+      for (const a of arrays) {
+        if (a == null) {
+          ptrs.push(0);
+          continue;
+        }
+        const p = this._m._malloc(Math.max(a.byteLength, 4));
+        if (!p) {
+          throw new AttnkitError(`could not allocate ${a.byteLength} bytes in the wasm heap for an input`, {
+            code: 'ERR_OUT_OF_MEMORY',
+          });
+        }
+        ptrs.push(p);
+        new Uint8Array(this._m.HEAPU8.buffer, p, a.byteLength).set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+      }
+      return body(ptrs);
+    } finally {
+      for (const p of ptrs) if (p) this._m._free(p);
+    }
+  }
+
+  /** Bytes of wasm heap that are in use by malloc right now (for leak checks). */
+  mallocInUse() {
+    return this._m._mallocInUse();
+  }
+
+  /** Size of the wasm linear memory in bytes. */
+  heapSize() {
+    return this._m.HEAPU8.length;
+  }
+}

@@ -1,0 +1,20 @@
+// Reading a .wasm (or any file) as bytes from a URL: fetch in browsers, the file system for
+// file: URLs in Node.
+export const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
+
+export async function readBytes(url) {
+  if (url.protocol === 'file:') {
+    if (!isNode) throw new Error('file: URLs can only be read in Node');
+    // Variable specifiers keep bundlers from trying to resolve Node built-ins for the browser.
+    const fsName = 'node:fs/promises';
+    const urlName = 'node:url';
+    const [{ readFile }, { fileURLToPath }] = await Promise.all([
+      import(/* @vite-ignore */ fsName),
+      import(/* @vite-ignore */ urlName),
+    ]);
+    return readFile(fileURLToPath(url));
+  }
+  const response = await fetch(url, { credentials: 'same-origin' });
+  if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`.trim());
+  return new Uint8Array(await response.arrayBuffer());
+}
