@@ -279,8 +279,12 @@ struct Registry {
     out = items[static_cast<std::size_t>(handle) - 1].get();
     return Status::success();
   }
-  // Stores the module and reports its handle in result slot [0].
-  int add(std::unique_ptr<T> m, uintptr_t slot) {
+  // Creates a module with T::create(config) and reports its handle in result slot [0].
+  template <class Config>
+  int create(uintptr_t slot, const Config& config) {
+    std::unique_ptr<T> m;
+    Status s = T::create(config, m);
+    if (!s.ok()) return fail(std::move(s));
     std::size_t i = 0;
     while (i < items.size() && items[i]) ++i;
     if (i == items.size()) items.emplace_back();
@@ -296,12 +300,52 @@ struct Registry {
 
 Registry<Embeddings> g_embeddings{"Embeddings", {}};
 Registry<MultiHeadAttention> g_mha{"MultiHeadAttention", {}};
+Registry<EncoderLayer> g_layers{"EncoderLayer", {}};
 
-// Reports a module's weight storage in the result slot, for JavaScript to write directly.
-int report_weight(uintptr_t slot, float* data, double length) {
+// Checks `length` against weight `which` (of `count`) of a module and reports its storage in the
+// result slot, for JavaScript to write directly (no staging copy of a large table). The module
+// owns the storage. check_only: validate without marking the weight as set (JS checks all weights
+// before writing any).
+template <class Which, class T>
+int module_weight(Registry<T>& registry, int count, uintptr_t slot, double handle, int which, double length,
+                  bool check_only) {
+  T* m = nullptr;
+  Status s = registry.find(handle, m);
+  if (s.ok() && (which < 0 || which >= count)) s = Status::error(Code::invalid_argument, "weights", "unknown weight");
+  float* data = nullptr;
+  if (s.ok()) s = m->weight(static_cast<Which>(which), length, data, check_only);
+  if (!s.ok()) return fail(std::move(s));
   *reinterpret_cast<ResultSlot*>(slot) = {static_cast<uint32_t>(reinterpret_cast<uintptr_t>(data)),
                                           static_cast<uint32_t>(length)};
   return 0;
+}
+
+// A forward call of a module with attention (MultiHeadAttention, EncoderLayer): prepare (every
+// check), then the output and, when asked, the attention weights.
+template <class T>
+int module_forward(Registry<T>& registry, uintptr_t slot, double handle, const MultiHeadAttention::Inputs& x) {
+  T* m = nullptr;
+  Status s = registry.find(handle, m);
+  std::size_t n_out = 0, n_w = 0;
+  if (s.ok()) s = m->prepare(x, n_out, n_w);
+  if (!s.ok()) return fail(std::move(s));
+  return with_output_and_weights(slot, n_out, x.want_weights, n_w, [&](float* out, float* weights) {
+    return m->run(out, weights, x);
+  });
+}
+
+// The inputs both attention modules take: query sizes [elements, batch, length], the mask (kind,
+// data, length, 4 dims) and RoPE positions.
+MultiHeadAttention::Inputs attention_inputs(uintptr_t query, const double* sizes, int mask_kind, uintptr_t mask,
+                                            double mask_length, uintptr_t mask_dims, uintptr_t positions,
+                                            double positions_length, bool causal, bool want_weights) {
+  MultiHeadAttention::Inputs x;
+  x.query = in<float>(query), x.query_length = sizes[0], x.batch = sizes[1], x.q_len = sizes[2];
+  x.mask_kind = static_cast<MaskKind>(mask_kind), x.mask = in<void>(mask), x.mask_length = mask_length;
+  for (int d = 0; d < 4; ++d) x.mask_dims[d] = in<double>(mask_dims)[d];
+  x.positions = in<int32_t>(positions), x.positions_length = positions_length;
+  x.causal = causal, x.want_weights = want_weights;
+  return x;
 }
 
 // Creates a module; its handle goes to result slot [0].
@@ -320,22 +364,11 @@ int embeddings_create(uintptr_t slot, double vocab, double dim, double max_posit
   c.eps = eps;
   c.sinusoidal_base = base;
   c.sinusoidal_layout = static_cast<SinusoidalLayout>(layout);
-  std::unique_ptr<Embeddings> e;
-  Status s = Embeddings::create(c, e);
-  if (!s.ok()) return fail(std::move(s));
-  return g_embeddings.add(std::move(e), slot);
+  return g_embeddings.create(slot, c);
 }
 
-// Checks `length` against weight `which` and reports its storage in the result slot, for
-// JavaScript to write directly (no staging copy of a large table). The module owns the storage.
-// check_only: validate without marking the weight as set (JS checks all weights before writing).
 int embeddings_weight(uintptr_t slot, double handle, int which, double length, bool check_only) {
-  Embeddings* e = nullptr;
-  Status s = g_embeddings.find(handle, e);
-  float* data = nullptr;
-  if (s.ok()) s = e->weight(static_cast<EmbeddingsWeight>(which), length, data, check_only);
-  if (!s.ok()) return fail(std::move(s));
-  return report_weight(slot, data, length);
+  return module_weight<EmbeddingsWeight>(g_embeddings, 5, slot, handle, which, length, check_only);
 }
 
 int embeddings_forward(uintptr_t slot, double handle, uintptr_t ids, double batch, double length, uintptr_t types,
@@ -394,20 +427,11 @@ MultiHeadAttentionConfig mha_config_from(const double* c) {
 }
 
 int mha_create(uintptr_t slot, uintptr_t config) {
-  std::unique_ptr<MultiHeadAttention> module;
-  Status s = MultiHeadAttention::create(mha_config_from(in<double>(config)), module);
-  if (!s.ok()) return fail(std::move(s));
-  return g_mha.add(std::move(module), slot);
+  return g_mha.create(slot, mha_config_from(in<double>(config)));
 }
 
 int mha_weight(uintptr_t slot, double handle, int which, double length, bool check_only) {
-  MultiHeadAttention* m = nullptr;
-  Status s = g_mha.find(handle, m);
-  float* data = nullptr;
-  if (s.ok() && (which < 0 || which > 9)) s = Status::error(Code::invalid_argument, "weights", "unknown weight");
-  if (s.ok()) s = m->weight(static_cast<MhaWeight>(which), length, data, check_only);
-  if (!s.ok()) return fail(std::move(s));
-  return report_weight(slot, data, length);
+  return module_weight<MhaWeight>(g_mha, 10, slot, handle, which, length, check_only);
 }
 
 // sizes: 6 doubles [queryLength (elements), batch, length, keyLength (elements), valueLength
@@ -415,23 +439,12 @@ int mha_weight(uintptr_t slot, double handle, int which, double length, bool che
 int mha_forward(uintptr_t slot, double handle, uintptr_t query, uintptr_t key, uintptr_t value, uintptr_t sizes,
                 int mask_kind, uintptr_t mask, double mask_length, uintptr_t mask_dims, uintptr_t positions,
                 double positions_length, bool causal, bool use_cache, bool want_weights) {
-  MultiHeadAttention* m = nullptr;
-  Status s = g_mha.find(handle, m);
-  if (!s.ok()) return fail(std::move(s));
   const double* z = in<double>(sizes);
-  MultiHeadAttention::Inputs x;
-  x.query = in<float>(query), x.query_length = z[0], x.batch = z[1], x.q_len = z[2];
+  MultiHeadAttention::Inputs x = attention_inputs(query, z, mask_kind, mask, mask_length, mask_dims, positions,
+                                                  positions_length, causal, want_weights);
   x.key = in<float>(key), x.value = in<float>(value), x.key_length = z[3], x.value_length = z[4], x.kv_len = z[5];
-  x.mask_kind = static_cast<MaskKind>(mask_kind), x.mask = in<void>(mask), x.mask_length = mask_length;
-  for (int d = 0; d < 4; ++d) x.mask_dims[d] = in<double>(mask_dims)[d];
-  x.positions = in<int32_t>(positions), x.positions_length = positions_length;
-  x.causal = causal, x.use_cache = use_cache, x.want_weights = want_weights;
-  std::size_t n_out = 0, n_w = 0;
-  s = m->prepare(x, n_out, n_w);
-  if (!s.ok()) return fail(std::move(s));
-  return with_output_and_weights(slot, n_out, want_weights, n_w, [&](float* out, float* weights) {
-    return m->run(out, weights, x);
-  });
+  x.use_cache = use_cache;
+  return module_forward(g_mha, slot, handle, x);
 }
 
 // -1 for a stale handle.
@@ -457,8 +470,6 @@ int activation_raw(uintptr_t slot, uintptr_t x, double n, int kind) {
   });
 }
 
-Registry<EncoderLayer> g_layers{"EncoderLayer", {}};
-
 // config: the 25 doubles of mha_config_from, then [ffnDim, activation, normPlacement, norm, eps,
 // ffnBias].
 int layer_create(uintptr_t slot, uintptr_t config) {
@@ -471,41 +482,20 @@ int layer_create(uintptr_t slot, uintptr_t config) {
   e.norm = static_cast<NormKind>(static_cast<int>(c[28]));
   e.eps = c[29];
   e.ffn_bias = c[30] != 0;
-  std::unique_ptr<EncoderLayer> layer;
-  Status s = EncoderLayer::create(e, layer);
-  if (!s.ok()) return fail(std::move(s));
-  return g_layers.add(std::move(layer), slot);
+  return g_layers.create(slot, e);
 }
 
 int layer_weight(uintptr_t slot, double handle, int which, double length, bool check_only) {
-  EncoderLayer* l = nullptr;
-  Status s = g_layers.find(handle, l);
-  float* data = nullptr;
-  if (s.ok()) s = l->weight(which, length, data, check_only);
-  if (!s.ok()) return fail(std::move(s));
-  return report_weight(slot, data, length);
+  return module_weight<int>(g_layers, 22, slot, handle, which, length, check_only);
 }
 
 // sizes: [x elements, batch, length]. Output in slot[0..1], attention weights in slot[2..3].
 int layer_forward(uintptr_t slot, double handle, uintptr_t x, uintptr_t sizes, int mask_kind, uintptr_t mask,
                   double mask_length, uintptr_t mask_dims, uintptr_t positions, double positions_length, bool causal,
                   bool want_weights) {
-  EncoderLayer* l = nullptr;
-  Status s = g_layers.find(handle, l);
-  if (!s.ok()) return fail(std::move(s));
-  const double* z = in<double>(sizes);
-  MultiHeadAttention::Inputs i;
-  i.query = in<float>(x), i.query_length = z[0], i.batch = z[1], i.q_len = z[2];
-  i.mask_kind = static_cast<MaskKind>(mask_kind), i.mask = in<void>(mask), i.mask_length = mask_length;
-  for (int d = 0; d < 4; ++d) i.mask_dims[d] = in<double>(mask_dims)[d];
-  i.positions = in<int32_t>(positions), i.positions_length = positions_length;
-  i.causal = causal, i.want_weights = want_weights;
-  std::size_t n_out = 0, n_w = 0;
-  s = l->prepare(i, n_out, n_w);
-  if (!s.ok()) return fail(std::move(s));
-  return with_output_and_weights(slot, n_out, want_weights, n_w, [&](float* out, float* weights) {
-    return l->run(out, weights, i);
-  });
+  return module_forward(g_layers, slot, handle,
+                        attention_inputs(x, in<double>(sizes), mask_kind, mask, mask_length, mask_dims, positions,
+                                         positions_length, causal, want_weights));
 }
 
 void layer_free(double handle) { g_layers.free(handle); }

@@ -10,8 +10,6 @@
 namespace attnkit {
 
 namespace {
-float* allocate(std::size_t n) { return new (std::nothrow) float[n == 0 ? 1 : n]; }
-
 const char* layer_weight_name(int which) {
   static const char* const names[] = {"norm1.weight", "norm1.bias", "norm2.weight",   "norm2.bias",
                                       "norm3.weight", "norm3.bias", "norm4.weight",   "norm4.bias",
@@ -48,22 +46,11 @@ Status EncoderLayer::create(const EncoderLayerConfig& config, std::unique_ptr<En
   l->dim_ = static_cast<int>(config.attention.dim);
   l->ffn_ = static_cast<int>(config.ffn_dim);
   const std::size_t D = l->dim_, F = l->ffn_;
-  l->norms_.reset(allocate(8 * D));
-  l->w1_.reset(allocate(F * D));
-  l->b1_.reset(allocate(F));
-  l->w2_.reset(allocate(D * F));
-  l->b2_.reset(allocate(D));
-  if (!l->norms_ || !l->w1_ || !l->b1_ || !l->w2_ || !l->b2_) {
+  if (!l->norms_.assign(8 * D, 0.f) || !l->w1_.assign(F * D, 0.f) || !l->b1_.assign(F, 0.f) ||
+      !l->w2_.assign(D * F, 0.f) || !l->b2_.assign(D, 0.f)) {
     return Status::error(Code::out_of_memory, "ffnDim", "could not allocate the feed-forward weights");
   }
-  for (int k = 0; k < 4; ++k) {
-    std::fill_n(l->norms_.get() + 2 * k * D, D, 1.f);
-    std::fill_n(l->norms_.get() + (2 * k + 1) * D, D, 0.f);
-  }
-  std::fill_n(l->w1_.get(), F * D, 0.f);
-  std::fill_n(l->b1_.get(), F, 0.f);
-  std::fill_n(l->w2_.get(), D * F, 0.f);
-  std::fill_n(l->b2_.get(), D, 0.f);
+  for (int k = 0; k < 4; ++k) std::fill_n(l->norms_.data() + 2 * k * D, D, 1.f);  // norm weights 1, biases 0
   out = std::move(l);
   return s;
 }
@@ -86,17 +73,17 @@ Status EncoderLayer::weight(int which, double length, float*& data, bool check_o
       return Status::error(Code::invalid_argument, name, std::string(name) + ": RMSNorm has no bias");
     }
     expected = static_cast<double>(D), formula = "dim";
-    data = norms_.get() + (2 * k + (bias ? 1 : 0)) * D;
+    data = norms_.data() + (2 * k + (bias ? 1 : 0)) * D;
   } else {
     const bool bias = which == static_cast<int>(LayerWeight::linear1_bias) || which == static_cast<int>(LayerWeight::linear2_bias);
     if (bias && !config_.ffn_bias) {
       return Status::error(Code::invalid_argument, name, std::string(name) + ": this layer was created with ffnBias: false");
     }
     switch (static_cast<LayerWeight>(which)) {
-      case LayerWeight::linear1_weight: expected = static_cast<double>(F * D), formula = "ffnDim * dim", data = w1_.get(); break;
-      case LayerWeight::linear1_bias: expected = static_cast<double>(F), formula = "ffnDim", data = b1_.get(); break;
-      case LayerWeight::linear2_weight: expected = static_cast<double>(D * F), formula = "dim * ffnDim", data = w2_.get(); break;
-      default: expected = static_cast<double>(D), formula = "dim", data = b2_.get(); break;
+      case LayerWeight::linear1_weight: expected = static_cast<double>(F * D), formula = "ffnDim * dim", data = w1_.data(); break;
+      case LayerWeight::linear1_bias: expected = static_cast<double>(F), formula = "ffnDim", data = b1_.data(); break;
+      case LayerWeight::linear2_weight: expected = static_cast<double>(D * F), formula = "dim * ffnDim", data = w2_.data(); break;
+      default: expected = static_cast<double>(D), formula = "dim", data = b2_.data(); break;
     }
   }
   Status s = check_length(name, length, expected, formula);
@@ -121,7 +108,7 @@ Status EncoderLayer::prepare(const MultiHeadAttention::Inputs& in, std::size_t& 
 }
 
 void EncoderLayer::norm(float* out, const float* x, std::size_t rows, int which) const {
-  const float* w = norms_.get() + 2 * which * dim_;
+  const float* w = norms_.data() + 2 * which * dim_;
   if (config_.norm == NormKind::rms_norm) rms_norm(out, x, rows, dim_, w, config_.eps);
   else layer_norm(out, x, rows, dim_, w, w + dim_, config_.eps);
 }
@@ -129,19 +116,15 @@ void EncoderLayer::norm(float* out, const float* x, std::size_t rows, int which)
 Status EncoderLayer::run(float* out, float* weights, const MultiHeadAttention::Inputs& in) {
   const std::size_t rows = static_cast<std::size_t>(in.batch * in.q_len), D = dim_, F = ffn_;
   const std::size_t need = 2 * rows * D + rows * F;
-  if (need > scratch_size_ || !scratch_) {
-    scratch_.reset(allocate(need));
-    scratch_size_ = scratch_ ? need : 0;
-    if (!scratch_) return Status::error(Code::out_of_memory, "x", "could not allocate the layer's scratch");
-  }
-  float* h = scratch_.get();  // normalised input of a sub-block
+  if (!scratch_.reserve(need)) return Status::error(Code::out_of_memory, "x", "could not allocate the layer's scratch");
+  float* h = scratch_.data();  // normalised input of a sub-block
   float* a = h + rows * D;    // a sub-block's output
   float* f = a + rows * D;    // the feed-forward hidden layer
   const float* x = in.query;
   MultiHeadAttention::Inputs ai = in;
   const bool post = config_.placement == NormPlacement::post, sandwich = config_.placement == NormPlacement::sandwich;
-  const float* b1 = config_.ffn_bias ? b1_.get() : nullptr;
-  const float* b2 = config_.ffn_bias ? b2_.get() : nullptr;
+  const float* b1 = config_.ffn_bias ? b1_.data() : nullptr;
+  const float* b2 = config_.ffn_bias ? b2_.data() : nullptr;
 
   // Attention sub-block.
   if (!post) {
@@ -161,9 +144,9 @@ Status EncoderLayer::run(float* out, float* weights, const MultiHeadAttention::I
     norm(h, out, rows, 1);
     ffn_in = h;
   }
-  linear(f, ffn_in, rows, dim_, ffn_, w1_.get(), WeightLayout::out_in, b1);
+  linear(f, ffn_in, rows, dim_, ffn_, w1_.data(), WeightLayout::out_in, b1);
   activation(f, rows * F, config_.activation);
-  linear(a, f, rows, ffn_, dim_, w2_.get(), WeightLayout::out_in, b2);
+  linear(a, f, rows, ffn_, dim_, w2_.data(), WeightLayout::out_in, b2);
   if (sandwich) norm(a, a, rows, 3);
   if (post) {
     add_in_place(a, out, rows * D);

@@ -14,8 +14,6 @@ namespace attnkit {
 
 namespace {
 
-float* allocate(std::size_t n) { return new (std::nothrow) float[n == 0 ? 1 : n]; }
-
 const char* weight_name(MhaWeight w) {
   static const char* const names[] = {"qWeight", "kWeight", "vWeight", "inProjWeight", "outWeight",
                                       "qBias",   "kBias",   "vBias",   "inProjBias",   "outBias"};
@@ -84,20 +82,12 @@ Status MultiHeadAttention::create(const MultiHeadAttentionConfig& config, std::u
   const std::size_t hd = m->head_dim_, H = m->heads_, G = m->kv_heads_;
   const std::size_t n_in = hd * (H * m->dim_ + G * m->kdim_ + G * m->vdim_), n_bias = hd * (H + 2 * G);
   const std::size_t n_out = static_cast<std::size_t>(m->dim_) * H * hd;
-  m->w_in_.reset(allocate(n_in));
-  m->b_in_.reset(allocate(n_bias));
-  m->w_out_.reset(allocate(n_out));
-  m->b_out_.reset(allocate(m->dim_));
-  m->slopes_.reset(allocate(H));
-  if (!m->w_in_ || !m->b_in_ || !m->w_out_ || !m->b_out_ || !m->slopes_) {
+  if (!m->w_in_.assign(n_in, 0.f) || !m->b_in_.assign(n_bias, 0.f) || !m->w_out_.assign(n_out, 0.f) ||
+      !m->b_out_.assign(m->dim_, 0.f) || !m->slopes_.assign(H, 0.f)) {
     return oom("the attention weights", static_cast<double>(n_in + n_out));
   }
-  std::fill_n(m->w_in_.get(), n_in, 0.f);
-  std::fill_n(m->b_in_.get(), n_bias, 0.f);
-  std::fill_n(m->w_out_.get(), n_out, 0.f);
-  std::fill_n(m->b_out_.get(), m->dim_, 0.f);
   if (config.positional == PositionalBias::alibi) {
-    s = alibi_slopes(m->slopes_.get(), m->heads_);
+    s = alibi_slopes(m->slopes_.data(), m->heads_);
     if (!s.ok()) return s;
   }
   out = std::move(m);
@@ -111,13 +101,13 @@ Status MultiHeadAttention::weight(MhaWeight which, double length, float*& data, 
   float* at = nullptr;
   const bool is_bias = static_cast<int>(which) >= static_cast<int>(MhaWeight::q_bias);
   switch (which) {
-    case MhaWeight::q: expected = H * hd * dim_, formula = "numHeads * headDim * dim", at = w_in_.get(); break;
+    case MhaWeight::q: expected = H * hd * dim_, formula = "numHeads * headDim * dim", at = w_in_.data(); break;
     case MhaWeight::k:
-      expected = G * hd * kdim_, formula = "numKvHeads * headDim * kdim", at = w_in_.get() + static_cast<std::size_t>(H * hd * dim_);
+      expected = G * hd * kdim_, formula = "numKvHeads * headDim * kdim", at = w_in_.data() + static_cast<std::size_t>(H * hd * dim_);
       break;
     case MhaWeight::v:
       expected = G * hd * vdim_, formula = "numKvHeads * headDim * vdim";
-      at = w_in_.get() + static_cast<std::size_t>(H * hd * dim_ + G * hd * kdim_);
+      at = w_in_.data() + static_cast<std::size_t>(H * hd * dim_ + G * hd * kdim_);
       break;
     case MhaWeight::in_proj:
       if (kdim_ != dim_ || vdim_ != dim_) {
@@ -126,16 +116,16 @@ Status MultiHeadAttention::weight(MhaWeight which, double length, float*& data, 
                                  std::to_string(vdim_) + ", dim " + std::to_string(dim_) +
                                  "); set qWeight, kWeight and vWeight instead");
       }
-      expected = (H + 2 * G) * hd * dim_, formula = "(numHeads + 2 * numKvHeads) * headDim * dim", at = w_in_.get();
+      expected = (H + 2 * G) * hd * dim_, formula = "(numHeads + 2 * numKvHeads) * headDim * dim", at = w_in_.data();
       break;
-    case MhaWeight::out: expected = dim_ * H * hd, formula = "dim * numHeads * headDim", at = w_out_.get(); break;
-    case MhaWeight::q_bias: expected = H * hd, formula = "numHeads * headDim", at = b_in_.get(); break;
-    case MhaWeight::k_bias: expected = G * hd, formula = "numKvHeads * headDim", at = b_in_.get() + static_cast<std::size_t>(H * hd); break;
+    case MhaWeight::out: expected = dim_ * H * hd, formula = "dim * numHeads * headDim", at = w_out_.data(); break;
+    case MhaWeight::q_bias: expected = H * hd, formula = "numHeads * headDim", at = b_in_.data(); break;
+    case MhaWeight::k_bias: expected = G * hd, formula = "numKvHeads * headDim", at = b_in_.data() + static_cast<std::size_t>(H * hd); break;
     case MhaWeight::v_bias:
-      expected = G * hd, formula = "numKvHeads * headDim", at = b_in_.get() + static_cast<std::size_t>((H + G) * hd);
+      expected = G * hd, formula = "numKvHeads * headDim", at = b_in_.data() + static_cast<std::size_t>((H + G) * hd);
       break;
-    case MhaWeight::in_proj_bias: expected = (H + 2 * G) * hd, formula = "(numHeads + 2 * numKvHeads) * headDim", at = b_in_.get(); break;
-    case MhaWeight::out_bias: expected = dim_, formula = "dim", at = b_out_.get(); break;
+    case MhaWeight::in_proj_bias: expected = (H + 2 * G) * hd, formula = "(numHeads + 2 * numKvHeads) * headDim", at = b_in_.data(); break;
+    case MhaWeight::out_bias: expected = dim_, formula = "dim", at = b_out_.data(); break;
     default: return Status::error(Code::invalid_argument, "weights", "unknown weight");
   }
   const bool has_bias = which == MhaWeight::out_bias ? config_.out_bias : config_.bias;
@@ -214,12 +204,8 @@ Status MultiHeadAttention::prepare(const Inputs& in, std::size_t& out_elements, 
                              "positionIds has " + show_number(in.positions_length) + " elements, expected length = " +
                                  show_number(in.q_len) + " or batch * length = " + show_number(in.batch * in.q_len));
       }
-      for (std::size_t p = 0; p < static_cast<std::size_t>(in.positions_length); ++p)
-        if (in.positions[p] < 0 || in.positions[p] >= (1 << 24)) {
-          const std::string at = "positionIds[" + std::to_string(p) + "]";
-          return Status::error(Code::out_of_range, at,
-                               at + " must be in [0, 16777215], got " + std::to_string(in.positions[p]));
-        }
+      s = check_rotary_positions(in.positions, static_cast<std::size_t>(in.positions_length), "positionIds");
+      if (!s.ok()) return s;
     } else if (past + in.q_len > (1 << 24)) {
       return Status::error(Code::out_of_range, "queryLength", "positions past 2^24 are not supported");
     }
@@ -231,20 +217,18 @@ Status MultiHeadAttention::prepare(const Inputs& in, std::size_t& out_elements, 
 
 Status MultiHeadAttention::ensure_cache(int batch, int needed) {
   if (cache_length_ == 0) cache_batch_ = batch;
-  if (needed <= cache_capacity_ && k_cache_) return Status::success();
+  if (needed <= cache_capacity_ && k_cache_.data()) return Status::success();
   const int capacity = std::max({needed, 2 * cache_capacity_, 64});
   const std::size_t per_row = static_cast<std::size_t>(head_dim_);
   const std::size_t n = static_cast<std::size_t>(batch) * kv_heads_ * capacity * per_row;
-  std::unique_ptr<float[]> k(allocate(n)), v(allocate(n));
-  if (!k || !v) return oom("the KV cache", 2.0 * n);
-  for (int b = 0; b < batch; ++b)
+  FloatBuffer k, v;
+  if (!k.reserve(n) || !v.reserve(n)) return oom("the KV cache", 2.0 * n);
+  for (int b = 0; b < batch && cache_length_ > 0; ++b)
     for (int g = 0; g < kv_heads_; ++g) {
       const std::size_t from = (static_cast<std::size_t>(b) * kv_heads_ + g) * cache_capacity_ * per_row;
       const std::size_t to = (static_cast<std::size_t>(b) * kv_heads_ + g) * capacity * per_row;
-      if (cache_length_ > 0) {
-        std::memcpy(k.get() + to, k_cache_.get() + from, cache_length_ * per_row * sizeof(float));
-        std::memcpy(v.get() + to, v_cache_.get() + from, cache_length_ * per_row * sizeof(float));
-      }
+      std::memcpy(k.data() + to, k_cache_.data() + from, cache_length_ * per_row * sizeof(float));
+      std::memcpy(v.data() + to, v_cache_.data() + from, cache_length_ * per_row * sizeof(float));
     }
   k_cache_ = std::move(k);
   v_cache_ = std::move(v);
@@ -262,23 +246,19 @@ Status MultiHeadAttention::run(float* out, float* weights, const Inputs& in) {
 
   // Scratch: projections (self: one [rows, n_qkv] product; cross: q, k, v apart) and the context.
   const std::size_t need = cross ? rows * H * hd + 2 * kv_rows * G * hd + rows * H * hd : rows * n_qkv + rows * H * hd;
-  if (need > scratch_size_ || !scratch_) {
-    scratch_.reset(allocate(need));
-    scratch_size_ = scratch_ ? need : 0;
-    if (!scratch_) return oom("attention scratch", static_cast<double>(need));
-  }
+  if (!scratch_.reserve(need)) return oom("attention scratch", static_cast<double>(need));
   const int past = in.use_cache ? cache_length_ : 0;
   if (in.use_cache) {
     Status s = ensure_cache(B, past + Lq);
     if (!s.ok()) return s;
   }
 
-  float* sc = scratch_.get();
+  float* sc = scratch_.data();
   Heads<float> q, k, v;
   float* ctx;
   if (!cross) {
-    linear(sc, in.query, rows, dim_, static_cast<int>(n_qkv), w_in_.get(), WeightLayout::out_in,
-           config_.bias ? b_in_.get() : nullptr);
+    linear(sc, in.query, rows, dim_, static_cast<int>(n_qkv), w_in_.data(), WeightLayout::out_in,
+           config_.bias ? b_in_.data() : nullptr);
     q = {sc, Lq * n_qkv, hd, n_qkv};
     k = {sc + H * hd, Lq * n_qkv, hd, n_qkv};
     v = {sc + (H + G) * hd, Lq * n_qkv, hd, n_qkv};
@@ -287,13 +267,13 @@ Status MultiHeadAttention::run(float* out, float* weights, const Inputs& in) {
     float* qd = sc;
     float* kd = qd + rows * H * hd;
     float* vd = kd + kv_rows * G * hd;
-    const float* wk = w_in_.get() + H * hd * dim_;
+    const float* wk = w_in_.data() + H * hd * dim_;
     const float* wv = wk + G * hd * kdim_;
     const bool b = config_.bias;
-    linear(qd, in.query, rows, dim_, static_cast<int>(H * hd), w_in_.get(), WeightLayout::out_in, b ? b_in_.get() : nullptr);
-    linear(kd, in.key, kv_rows, kdim_, static_cast<int>(G * hd), wk, WeightLayout::out_in, b ? b_in_.get() + H * hd : nullptr);
+    linear(qd, in.query, rows, dim_, static_cast<int>(H * hd), w_in_.data(), WeightLayout::out_in, b ? b_in_.data() : nullptr);
+    linear(kd, in.key, kv_rows, kdim_, static_cast<int>(G * hd), wk, WeightLayout::out_in, b ? b_in_.data() + H * hd : nullptr);
     linear(vd, in.value, kv_rows, vdim_, static_cast<int>(G * hd), wv, WeightLayout::out_in,
-           b ? b_in_.get() + (H + G) * hd : nullptr);
+           b ? b_in_.data() + (H + G) * hd : nullptr);
     q = {qd, Lq * H * hd, hd, H * hd};
     k = {kd, Lk_new * G * hd, hd, G * hd};
     v = {vd, Lk_new * G * hd, hd, G * hd};
@@ -309,12 +289,11 @@ Status MultiHeadAttention::run(float* out, float* weights, const Inputs& in) {
       pos = arange.data();
     }
     const bool per_batch = in.positions && in.positions_length == in.batch * in.q_len && B > 1;
-    const auto as_const = [](const Heads<float>& h) {
-      return Heads<const float>{h.data, h.batch_stride, h.head_stride, h.row_stride};
-    };
-    Status s = rotary(q, as_const(q), B, heads_, Lq, pos, per_batch, config_.rotary);
-    if (s.ok()) s = rotary(k, as_const(k), B, kv_heads_, Lq, pos, per_batch, config_.rotary);
+    // One set of tables for q and k.
+    Status s = rotary_tables_.build(config_.rotary, pos, per_batch ? static_cast<std::size_t>(B) * Lq : Lq);
     if (!s.ok()) return s;
+    rotary_tables_.apply(q, as_const(q), B, heads_, Lq, per_batch);
+    rotary_tables_.apply(k, as_const(k), B, kv_heads_, Lq, per_batch);
   }
 
   AttentionArgs a;
@@ -326,19 +305,19 @@ Status MultiHeadAttention::run(float* out, float* weights, const Inputs& in) {
       for (std::size_t g = 0; g < G; ++g)
         for (int i = 0; i < Lq; ++i) {
           const std::size_t at = ((b * G + g) * cap + past + i) * hd;
-          std::memcpy(k_cache_.get() + at, k.row(b, static_cast<int>(g), i), hd * sizeof(float));
-          std::memcpy(v_cache_.get() + at, v.row(b, static_cast<int>(g), i), hd * sizeof(float));
+          std::memcpy(k_cache_.data() + at, k.row(b, static_cast<int>(g), i), hd * sizeof(float));
+          std::memcpy(v_cache_.data() + at, v.row(b, static_cast<int>(g), i), hd * sizeof(float));
         }
     cache_length_ = past + Lq;
     Lk = cache_length_;
-    a.k = {k_cache_.get(), G * cap * hd, cap * hd, hd};
-    a.v = {v_cache_.get(), G * cap * hd, cap * hd, hd};
+    a.k = {k_cache_.data(), G * cap * hd, cap * hd, hd};
+    a.v = {v_cache_.data(), G * cap * hd, cap * hd, hd};
   } else {
-    a.k = {k.data, k.batch_stride, k.head_stride, k.row_stride};
-    a.v = {v.data, v.batch_stride, v.head_stride, v.row_stride};
+    a.k = as_const(k);
+    a.v = as_const(v);
   }
   a.shape = {B, heads_, kv_heads_, Lq, Lk, head_dim_, head_dim_};
-  a.q = {q.data, q.batch_stride, q.head_stride, q.row_stride};
+  a.q = as_const(q);
   a.out = {ctx, Lq * H * hd, hd, H * hd};
   a.weights = weights;
   if (in.mask_kind != MaskKind::none) {
@@ -348,14 +327,14 @@ Status MultiHeadAttention::run(float* out, float* weights, const Inputs& in) {
   }
   a.scale = scale_;
   a.causal = in.causal;
-  a.alibi = config_.positional == PositionalBias::alibi ? slopes_.get() : nullptr;
+  a.alibi = config_.positional == PositionalBias::alibi ? slopes_.data() : nullptr;
   Status s = attention(a);
   if (!s.ok()) {
     if (in.use_cache) cache_length_ = past;
     return s;
   }
-  linear(out, ctx, rows, static_cast<int>(H * hd), dim_, w_out_.get(), WeightLayout::out_in,
-         config_.out_bias ? b_out_.get() : nullptr);
+  linear(out, ctx, rows, static_cast<int>(H * hd), dim_, w_out_.data(), WeightLayout::out_in,
+         config_.out_bias ? b_out_.data() : nullptr);
   return s;
 }
 

@@ -176,35 +176,54 @@ void rotary_rows(const Heads<float>& out, const Heads<const float>& x, int batch
 }
 }  // namespace ref
 
-Status rotary(const Heads<float>& out, const Heads<const float>& x, int batch, int heads, int length,
-              const int32_t* positions, bool per_batch, const RotaryConfig& c) {
-  Status s = check_rotary(c);
-  if (!s.ok()) return s;
-  const std::size_t count = per_batch ? static_cast<std::size_t>(batch) * length : static_cast<std::size_t>(length);
-  int32_t max_position = -1;
+Status check_rotary_positions(const int32_t* positions, std::size_t count, const char* what) {
   for (std::size_t p = 0; p < count; ++p) {
     if (positions[p] < 0 || positions[p] >= (1 << 24)) {
-      const std::string at = "positions[" + std::to_string(p) + "]";
+      const std::string at = std::string(what) + "[" + std::to_string(p) + "]";
       return Status::error(Code::out_of_range, at, at + " must be in [0, 16777215], got " + std::to_string(positions[p]));
     }
-    max_position = std::max(max_position, positions[p]);
   }
-  const int rd = static_cast<int>(c.rotary_dim == 0 ? c.head_dim : c.rotary_dim);
-  std::unique_ptr<float[]> inv(new (std::nothrow) float[rd / 2]);
-  std::unique_ptr<float[]> tables(new (std::nothrow) float[2 * count * rd + 1]);
-  if (!inv || !tables) {
+  return Status::success();
+}
+
+Status RotaryTables::build(const RotaryConfig& c, const int32_t* positions, std::size_t count) {
+  c_ = c;
+  rotary_dim_ = static_cast<int>(c.rotary_dim == 0 ? c.head_dim : c.rotary_dim);
+  count_ = count;
+  const std::size_t rd = rotary_dim_;
+  if (!tables_.reserve(2 * count * rd + rd / 2)) {
     return Status::error(Code::out_of_memory, "positions", "could not allocate the rotary cos/sin tables");
   }
-  float att = 1;
-  rotary_frequencies(c, max_position + 1.0, inv.get(), att);
-  float* C = tables.get();
+  int32_t max_position = -1;
+  for (std::size_t p = 0; p < count; ++p) max_position = std::max(max_position, positions[p]);
+  float* C = tables_.data();
   float* S = C + count * rd;
-  rotary_tables(c, inv.get(), att, positions, count, C, S);
+  float* inv = S + count * rd;
+  float att = 1;
+  rotary_frequencies(c, max_position + 1.0, inv, att);
+  rotary_tables(c, inv, att, positions, count, C, S);
+  return Status::success();
+}
+
+void RotaryTables::apply(const Heads<float>& out, const Heads<const float>& x, int batch, int heads, int length,
+                         bool per_batch) const {
+  const float* C = tables_.data();
+  const float* S = C + count_ * rotary_dim_;
 #if ATTNKIT_HAVE_SIMD
-  simd::rotary_rows(out, x, batch, heads, length, per_batch, C, S, rd, static_cast<int>(c.head_dim), c.layout);
+  simd::rotary_rows(out, x, batch, heads, length, per_batch, C, S, rotary_dim_, static_cast<int>(c_.head_dim), c_.layout);
 #else
-  ref::rotary_rows(out, x, batch, heads, length, per_batch, C, S, rd, static_cast<int>(c.head_dim), c.layout);
+  ref::rotary_rows(out, x, batch, heads, length, per_batch, C, S, rotary_dim_, static_cast<int>(c_.head_dim), c_.layout);
 #endif
+}
+
+Status rotary(const Heads<float>& out, const Heads<const float>& x, int batch, int heads, int length,
+              const int32_t* positions, bool per_batch, const RotaryConfig& c) {
+  const std::size_t count = per_batch ? static_cast<std::size_t>(batch) * length : static_cast<std::size_t>(length);
+  Status s = check_rotary(c);
+  if (s.ok()) s = check_rotary_positions(positions, count, "positions");
+  RotaryTables tables;
+  if (s.ok()) s = tables.build(c, positions, count);
+  if (s.ok()) tables.apply(out, x, batch, heads, length, per_batch);
   return s;
 }
 

@@ -105,4 +105,14 @@ export function checkDims(fn, name, dims, length) {
   }
 }
 
+/** A boolean option: true or false, nothing else. */
+export function boolean(fn, name, v) {
+  if (typeof v !== 'boolean') {
+    throw new AttnkitError(`${fn}: ${name} must be true or false, got ${describe(v)}`, {
+      code: 'ERR_INVALID_ARGUMENT', argument: name,
+    });
+  }
+  return v;
+}
+
 export const optionalNumber = (fn, name, v, dflt) => (v === undefined ? dflt : num(fn, name, v));

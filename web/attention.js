@@ -1,7 +1,7 @@
 // Scaled dot-product attention and ALiBi slopes (C++ contract: src/attnkit/attention.hpp).
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { describe, floatInput, num } from './args.js';
+import { boolean, describe, floatInput, num } from './args.js';
 import { maskInput } from './masks.js';
 
 // q/k/v: float32 tensors [B, H, L, d] (or [H, L, d], read as batch 1).
@@ -35,11 +35,7 @@ export function attention(ak, q, k, v, options = {}) {
   if (Hv !== Hkv || Lv !== Lk) {
     mismatch('v.dims', `v must have k's heads and length [${Hkv}, ${Lk}], got [${Hv}, ${Lv}]`);
   }
-  if (typeof causal !== 'boolean') {
-    throw new AttnkitError(`${fn}: causal must be true or false, got ${describe(causal)}`, {
-      code: 'ERR_INVALID_ARGUMENT', argument: 'causal',
-    });
-  }
+  boolean(fn, 'causal', causal);
   const s = scale === undefined ? NaN : num(fn, 'scale', scale);
   const m = mask === undefined || mask === null ? null : maskInput(fn, 'mask', mask);
   let alibiKind = 0;

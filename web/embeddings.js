@@ -1,18 +1,13 @@
 // The Embeddings module: weights held in wasm memory by a C++ attnkit::Embeddings, addressed by a
 // handle; forward runs the fused lookup + adds + norm and copies the result out.
 import { AttnkitError } from './errors.js';
+import { HandleModule } from './handle_module.js';
 import { Tensor } from './tensor.js';
 import { idsInput, num, oneOf } from './args.js';
-import { writeWeights } from './weights.js';
 
 const WEIGHTS = ['word', 'position', 'tokenType', 'normWeight', 'normBias'];
 
-// A module the user forgot to dispose() frees its wasm memory when it is garbage-collected.
-const finalizer = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry(({ m, handle }) => m._embeddingsFree(handle))
-  : null;
-
-export class Embeddings {
+export class Embeddings extends HandleModule {
   /**
    * @param ak a loaded Attnkit (users write `new ak.Embeddings(options)`)
    * @param options see web/attnkit.d.ts
@@ -21,8 +16,8 @@ export class Embeddings {
     vocabSize, dim, maxPositions = 512, typeVocabSize = 0, positional = 'learned', scale = 1,
     paddingIdx, norm = 'layernorm', eps, sinusoidal = {},
   } = {}) {
+    super();
     const fn = 'Embeddings';
-    this._ak = ak;
     const s = scale === true ? Math.sqrt(num(fn, 'dim', dim)) : scale === false ? 1 : num(fn, 'scale', scale);
     const normKind = oneOf(fn, 'norm', norm, ['none', 'layernorm', 'rmsnorm']);
     const e = eps === undefined ? (normKind === 2 ? 1e-6 : 1e-12) : num(fn, 'eps', eps);
@@ -39,27 +34,9 @@ export class Embeddings {
       num(fn, 'sinusoidal.base', sinusoidal.base ?? 10000),
       oneOf(fn, 'sinusoidal.layout', sinusoidal.layout ?? 'interleaved', ['interleaved', 'split']),
     ];
-    this._handle = ak._raw(fn, '_embeddingsCreate', args)[0];
     this.config = { vocabSize, dim, maxPositions, typeVocabSize, positional, scale: s, paddingIdx, norm, eps: e };
-    finalizer?.register(this, { m: ak._m, handle: this._handle }, this);
-  }
-
-  _live(fn) {
-    if (!this._handle) {
-      throw new AttnkitError(`${fn}: this Embeddings module was disposed`, { code: 'ERR_DISPOSED' });
-    }
-  }
-
-  /**
-   * Copies weights into the module: any of { word [vocabSize*dim], position [maxPositions*dim]
-   * (learned), tokenType [typeVocabSize*dim], normWeight [dim], normBias [dim] } as Float32Arrays
-   * or float32 Tensors. Every given weight is checked before any is written.
-   */
-  setWeights(weights) {
-    const fn = 'setWeights';
-    this._live(fn);
-    writeWeights(this._ak, fn, '_embeddingsWeight', this._handle, weights, WEIGHTS);
-    return this;
+    const handle = ak._raw(fn, '_embeddingsCreate', args)[0];
+    this._adopt(ak, handle, 'Embeddings', { free: '_embeddingsFree', weight: '_embeddingsWeight' }, WEIGHTS);
   }
 
   /**
@@ -87,13 +64,5 @@ export class Embeddings {
       this._ak._call(fn, '_embeddingsForward', [this._handle, pi, batch, length, pt, types?.length ?? 0, pp,
         positions?.length ?? 0, pm, mask?.length ?? 0, past], out));
     return new Tensor('float32', data, [batch, length, this.config.dim]);
-  }
-
-  /** Frees the module's wasm memory. Further calls throw ERR_DISPOSED; calling it twice is fine. */
-  dispose() {
-    if (!this._handle) return;
-    finalizer?.unregister(this);
-    this._ak._m._embeddingsFree(this._handle);
-    this._handle = 0;
   }
 }

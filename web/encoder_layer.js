@@ -1,12 +1,11 @@
 // The EncoderLayer module (C++: src/attnkit/encoder_layer.hpp): self-attention and a feed-forward
 // block with residuals and post / pre / sandwich normalisation.
-import { AttnkitError } from './errors.js';
-import { num, oneOf, optionalNumber } from './args.js';
+import { HandleModule } from './handle_module.js';
+import { boolean, num, oneOf, optionalNumber } from './args.js';
 import {
-  ALIASES as ATTENTION_ALIASES, WEIGHTS as ATTENTION_WEIGHTS, attentionConfig, attentionInputs, attentionResult, bool,
+  ALIASES as ATTENTION_ALIASES, WEIGHTS as ATTENTION_WEIGHTS, attentionConfig, attentionInputs, attentionResult,
   sequenceInput,
 } from './multi_head_attention.js';
-import { writeWeights } from './weights.js';
 
 // Index = the C++ weight number: the attention's 0..9, then the layer's 10..21.
 const WEIGHTS = [...ATTENTION_WEIGHTS, 'norm1.weight', 'norm1.bias', 'norm2.weight', 'norm2.bias', 'norm3.weight',
@@ -17,11 +16,7 @@ const ALIASES = Object.fromEntries([
   ...ATTENTION_WEIGHTS.map((k) => [`self_attn.${k}`, k]),
 ]);
 
-const finalizer = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry(({ m, handle }) => m._layerFree(handle))
-  : null;
-
-export class EncoderLayer {
+export class EncoderLayer extends HandleModule {
   /**
    * options: the MultiHeadAttention options (dim, numHeads, numKvHeads, bias, positional, rotary,
    * scale, causal) plus ffnDim, activation ('gelu' = erf, 'gelu_tanh' = HF gelu_new, 'relu'),
@@ -29,8 +24,8 @@ export class EncoderLayer {
    * (1e-5), ffnBias (true).
    */
   constructor(ak, options = {}) {
+    super();
     const fn = 'EncoderLayer';
-    this._ak = ak;
     const {
       ffnDim, activation = 'gelu', normPlacement = 'post', norm = 'layernorm', eps = 1e-5, ffnBias = true,
     } = options;
@@ -39,29 +34,10 @@ export class EncoderLayer {
     vector.push(num(fn, 'ffnDim', ffnDim), oneOf(fn, 'activation', act, ['relu', 'gelu', 'gelu_tanh']),
       oneOf(fn, 'normPlacement', normPlacement, ['post', 'pre', 'sandwich']),
       oneOf(fn, 'norm', norm, ['none', 'layernorm', 'rmsnorm']), optionalNumber(fn, 'eps', eps, 1e-5),
-      bool(fn, 'ffnBias', ffnBias) ? 1 : 0);
-    this._handle = ak._withInputs([new Float64Array(vector)], ([pc]) => ak._raw(fn, '_layerCreate', [pc])[0]);
+      boolean(fn, 'ffnBias', ffnBias) ? 1 : 0);
     this.config = { ...config, ffnDim, activation: act, normPlacement, norm, eps, ffnBias };
-    finalizer?.register(this, { m: ak._m, handle: this._handle }, this);
-  }
-
-  _live(fn) {
-    if (!this._handle) {
-      throw new AttnkitError(`${fn}: this EncoderLayer module was disposed`, { code: 'ERR_DISPOSED' });
-    }
-  }
-
-  /**
-   * Weights by torch.nn.TransformerEncoderLayer's names (self_attn.in_proj_weight,
-   * self_attn.out_proj.weight, linear1.weight [ffnDim, dim], linear2.weight [dim, ffnDim],
-   * norm1.weight, norm1.bias, norm2.*; norm3.* / norm4.* after attention / feed-forward in the
-   * sandwich placement), or the MultiHeadAttention names for the attention.
-   */
-  setWeights(weights) {
-    const fn = 'setWeights';
-    this._live(fn);
-    writeWeights(this._ak, fn, '_layerWeight', this._handle, weights, WEIGHTS, ALIASES);
-    return this;
+    const handle = ak._withInputs([new Float64Array(vector)], ([pc]) => ak._raw(fn, '_layerCreate', [pc])[0]);
+    this._adopt(ak, handle, 'EncoderLayer', { free: '_layerFree', weight: '_layerWeight' }, WEIGHTS, ALIASES);
   }
 
   /**
@@ -76,19 +52,11 @@ export class EncoderLayer {
     const X = sequenceInput(fn, 'x', x, this.config.dim);
     const { m, positions, maskDims } = attentionInputs(this._ak, fn, { mask, attentionMask, positionIds });
     const sizes = new Float64Array([X.data.length, X.B, X.L]);
-    const flags = [bool(fn, 'causal', causal), bool(fn, 'returnWeights', returnWeights)];
+    const flags = [boolean(fn, 'causal', causal), boolean(fn, 'returnWeights', returnWeights)];
     const [output, weights] = this._ak._withInputs([X.data, sizes, m?.data, maskDims, positions],
       ([px, ps, pm, pmd, pp]) => this._ak._callWithWeights(fn, '_layerForward', [this._handle, px, ps, m?.kind ?? 0,
         pm, m?.data.length ?? 0, pmd, pp, positions?.length ?? 0, ...flags]));
     return attentionResult(output, weights, X.rank === 3 ? [X.B, X.L, this.config.dim] : [X.L, this.config.dim],
       X.B, this.config.numHeads, X.L);
-  }
-
-  /** Frees the layer's wasm memory. Calling it twice is fine. */
-  dispose() {
-    if (!this._handle) return;
-    finalizer?.unregister(this);
-    this._ak._m._layerFree(this._handle);
-    this._handle = 0;
   }
 }

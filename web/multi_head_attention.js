@@ -1,11 +1,11 @@
 // The MultiHeadAttention module (C++: src/attnkit/multi_head_attention.hpp): projections, RoPE or
 // ALiBi, grouped-query attention and a KV cache, with weights held in wasm memory by a handle.
 import { AttnkitError } from './errors.js';
+import { HandleModule } from './handle_module.js';
 import { Tensor } from './tensor.js';
-import { describe, floatInput, idsInput, num, oneOf, optionalNumber } from './args.js';
+import { boolean, floatInput, idsInput, num, oneOf, optionalNumber } from './args.js';
 import { combineMasks, maskInput, paddingMaskFromAttentionMask } from './masks.js';
 import { rotaryConfig } from './rotary.js';
-import { writeWeights } from './weights.js';
 
 // Weight names (index = the C++ MhaWeight), with the PyTorch and Hugging Face spellings accepted
 // by setWeights so that a state dict can be passed as it is.
@@ -18,19 +18,6 @@ export const ALIASES = {
   'q_proj.weight': 'qWeight', 'k_proj.weight': 'kWeight', 'v_proj.weight': 'vWeight', 'o_proj.weight': 'outWeight',
   'q_proj.bias': 'qBias', 'k_proj.bias': 'kBias', 'v_proj.bias': 'vBias', 'o_proj.bias': 'outBias',
 };
-
-const finalizer = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry(({ m, handle }) => m._mhaFree(handle))
-  : null;
-
-export function bool(fn, name, v) {
-  if (typeof v !== 'boolean') {
-    throw new AttnkitError(`${fn}: ${name} must be true or false, got ${describe(v)}`, {
-      code: 'ERR_INVALID_ARGUMENT', argument: name,
-    });
-  }
-  return v;
-}
 
 // [B, L, features] or [L, features] (batch 1).
 export function sequenceInput(fn, name, x, features) {
@@ -58,18 +45,19 @@ export function attentionConfig(fn, {
 } = {}) {
   const heads = num(fn, 'numHeads', numHeads);
   const d = num(fn, 'dim', dim);
-  const hd = optionalNumber(fn, 'headDim', headDim, 0) || d / heads;
+  const givenHeadDim = optionalNumber(fn, 'headDim', headDim, 0);
+  const hd = givenHeadDim || d / heads;
   const vector = [
-    d, heads, optionalNumber(fn, 'numKvHeads', numKvHeads, 0), optionalNumber(fn, 'headDim', headDim, 0),
+    d, heads, optionalNumber(fn, 'numKvHeads', numKvHeads, 0), givenHeadDim,
     optionalNumber(fn, 'kdim', kdim, 0), optionalNumber(fn, 'vdim', vdim, 0),
-    bool(fn, 'bias', bias) ? 1 : 0, bool(fn, 'outBias', outBias) ? 1 : 0,
+    boolean(fn, 'bias', bias) ? 1 : 0, boolean(fn, 'outBias', outBias) ? 1 : 0,
     oneOf(fn, 'positional', positional, ['none', 'rotary', 'alibi']),
     scale === undefined ? NaN : num(fn, 'scale', scale),
     ...rotaryConfig(fn, Number.isInteger(hd) ? hd : 0, rotary ?? {}),
   ];
   const config = {
     dim: d, numHeads: heads, numKvHeads: numKvHeads || heads, headDim: hd, kdim: kdim || d, vdim: vdim || d,
-    bias, outBias, positional, causal: bool(fn, 'causal', causal),
+    bias, outBias, positional, causal: boolean(fn, 'causal', causal),
   };
   return { vector, config };
 }
@@ -110,34 +98,14 @@ export function attentionResult(output, weights, dims, B, heads, L) {
   return { output: out, weights: new Tensor('float32', weights, [B, heads, L, lk]) };
 }
 
-export class MultiHeadAttention {
+export class MultiHeadAttention extends HandleModule {
   constructor(ak, options = {}) {
+    super();
     const fn = 'MultiHeadAttention';
-    this._ak = ak;
     const { vector, config } = attentionConfig(fn, options);
-    this._handle = ak._withInputs([new Float64Array(vector)], ([pc]) => ak._raw(fn, '_mhaCreate', [pc])[0]);
     this.config = config;
-    finalizer?.register(this, { m: ak._m, handle: this._handle }, this);
-  }
-
-  _live(fn) {
-    if (!this._handle) {
-      throw new AttnkitError(`${fn}: this MultiHeadAttention module was disposed`, { code: 'ERR_DISPOSED' });
-    }
-  }
-
-  /**
-   * Copies weights in, every size checked before any is written. Names: qWeight, kWeight,
-   * vWeight, inProjWeight (q, k, v stacked, [(H + 2 Hkv) * headDim, dim]), outWeight, and the
-   * biases qBias, kBias, vBias, inProjBias, outBias; or PyTorch's (in_proj_weight,
-   * out_proj.weight, q_proj_weight, ...) and Hugging Face's (q_proj.weight, o_proj.weight, ...).
-   * All matrices [out, in], as nn.Linear stores them.
-   */
-  setWeights(weights) {
-    const fn = 'setWeights';
-    this._live(fn);
-    writeWeights(this._ak, fn, '_mhaWeight', this._handle, weights, WEIGHTS, ALIASES);
-    return this;
+    const handle = ak._withInputs([new Float64Array(vector)], ([pc]) => ak._raw(fn, '_mhaCreate', [pc])[0]);
+    this._adopt(ak, handle, 'MultiHeadAttention', { free: '_mhaFree', weight: '_mhaWeight' }, WEIGHTS, ALIASES);
   }
 
   /**
@@ -156,7 +124,6 @@ export class MultiHeadAttention {
       returnWeights = false,
     } = options;
     const Q = sequenceInput(fn, 'query', query, this.config.dim);
-    const cross = key !== undefined || value !== undefined;
     const K = key === undefined ? null : sequenceInput(fn, 'key', key, this.config.kdim);
     const V = value === undefined ? null : sequenceInput(fn, 'value', value, this.config.vdim);
     if (K && V && K.L !== V.L) {
@@ -167,11 +134,10 @@ export class MultiHeadAttention {
     const { m, positions: pos, maskDims } = attentionInputs(this._ak, fn, { mask, attentionMask, positionIds });
     const sizes = new Float64Array([Q.data.length, Q.B, Q.L, K?.data.length ?? 0, V?.data.length ?? 0,
       K?.L ?? V?.L ?? 0]);
-    const flags = [bool(fn, 'causal', causal), bool(fn, 'useCache', useCache), bool(fn, 'returnWeights', returnWeights)];
+    const flags = [boolean(fn, 'causal', causal), boolean(fn, 'useCache', useCache), boolean(fn, 'returnWeights', returnWeights)];
     const [output, weights] = this._ak._withInputs(
       [Q.data, K?.data, V?.data, sizes, m?.data, maskDims, pos],
-      ([pq, pk, pv, ps, pm, pmd, pp]) => this._ak._callWithWeights(fn, '_mhaForward', [this._handle, pq,
-        cross ? pk || 0 : 0, cross ? pv || 0 : 0, ps, m?.kind ?? 0, pm, m?.data.length ?? 0, pmd, pp,
+      ([pq, pk, pv, ps, pm, pmd, pp]) => this._ak._callWithWeights(fn, '_mhaForward', [this._handle, pq, pk, pv, ps, m?.kind ?? 0, pm, m?.data.length ?? 0, pmd, pp,
         pos?.length ?? 0, ...flags]),
     );
     return attentionResult(output, weights, Q.rank === 3 ? [Q.B, Q.L, this.config.dim] : [Q.L, this.config.dim],
@@ -189,13 +155,5 @@ export class MultiHeadAttention {
     this._live('resetCache');
     this._ak._m._mhaResetCache(this._handle);
     return this;
-  }
-
-  /** Frees the module's wasm memory (weights, scratch, cache). Calling it twice is fine. */
-  dispose() {
-    if (!this._handle) return;
-    finalizer?.unregister(this);
-    this._ak._m._mhaFree(this._handle);
-    this._handle = 0;
   }
 }

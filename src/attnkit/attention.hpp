@@ -20,6 +20,11 @@ struct Heads {
   T* row(int b, int h, int i) const { return data + b * batch_stride + h * head_stride + i * row_stride; }
 };
 
+// The same view, read-only (for a kernel's input).
+inline Heads<const float> as_const(const Heads<float>& h) {
+  return {h.data, h.batch_stride, h.head_stride, h.row_stride};
+}
+
 enum class MaskKind : int {
   none = 0,
   boolean = 1,   // uint8: 1 = may attend, 0 = may not (PyTorch's scaled_dot_product_attention)

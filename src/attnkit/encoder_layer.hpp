@@ -8,6 +8,7 @@
 
 #include "attnkit/activation.hpp"
 #include "attnkit/embeddings.hpp"
+#include "attnkit/float_buffer.hpp"
 #include "attnkit/multi_head_attention.hpp"
 #include "attnkit/status.hpp"
 
@@ -59,11 +60,10 @@ class EncoderLayer {
   EncoderLayerConfig config_;
   int dim_ = 0, ffn_ = 0;
   std::unique_ptr<MultiHeadAttention> attention_;
-  std::unique_ptr<float[]> norms_;  // 4 x (weight [dim], bias [dim])
-  std::unique_ptr<float[]> w1_, b1_, w2_, b2_;
+  FloatBuffer norms_;  // 4 x (weight [dim], bias [dim])
+  FloatBuffer w1_, b1_, w2_, b2_;
   bool ffn_set_[2] = {false, false};
-  std::unique_ptr<float[]> scratch_;
-  std::size_t scratch_size_ = 0;
+  FloatBuffer scratch_;
 };
 
 }  // namespace attnkit

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "attnkit/attention.hpp"
+#include "attnkit/float_buffer.hpp"
 #include "attnkit/rotary.hpp"
 #include "attnkit/status.hpp"
 
@@ -91,11 +92,11 @@ class MultiHeadAttention {
   MultiHeadAttentionConfig config_;
   int dim_ = 0, heads_ = 0, kv_heads_ = 0, head_dim_ = 0, kdim_ = 0, vdim_ = 0;
   float scale_ = 1;
-  std::unique_ptr<float[]> w_in_, b_in_, w_out_, b_out_, slopes_;
+  FloatBuffer w_in_, b_in_, w_out_, b_out_, slopes_;
   bool set_[4] = {false, false, false, false};  // q, k, v, out weights
   // Scratch reused across calls, and the cache [batch, kv_heads, capacity, head_dim] for K and V.
-  std::unique_ptr<float[]> scratch_, k_cache_, v_cache_;
-  std::size_t scratch_size_ = 0;
+  FloatBuffer scratch_, k_cache_, v_cache_;
+  RotaryTables rotary_tables_;
   int cache_capacity_ = 0, cache_length_ = 0, cache_batch_ = 0;
 };
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attnkit/attention.hpp"
+#include "attnkit/float_buffer.hpp"
 #include "attnkit/status.hpp"
 
 namespace attnkit {
@@ -58,9 +59,30 @@ void rotary_frequencies(const RotaryConfig& c, double seq_len, float* inv_freq, 
 void rotary_tables(const RotaryConfig& c, const float* inv_freq, float attention_factor, const int32_t* positions,
                    std::size_t count, float* cos_table, float* sin_table);
 
+// Checks positions[0..count) are in [0, 2^24); errors name `what`[i].
+Status check_rotary_positions(const int32_t* positions, std::size_t count, const char* what);
+
+// cos/sin tables for a set of (checked) positions, built once and applied to any number of views:
+// a module rotates q and k with the same tables.
+class RotaryTables {
+ public:
+  // c must have passed check_rotary. Fails only with out_of_memory.
+  Status build(const RotaryConfig& c, const int32_t* positions, std::size_t count);
+  // Rotates [batch, heads, length, head_dim] views: row (b, h, l) takes position index
+  // b * length + l (per_batch) or l. `x` and `out` may be the same view (in place).
+  void apply(const Heads<float>& out, const Heads<const float>& x, int batch, int heads, int length,
+             bool per_batch) const;
+
+ private:
+  RotaryConfig c_;
+  int rotary_dim_ = 0;
+  std::size_t count_ = 0;
+  FloatBuffer tables_;  // cos [count][rotary_dim], then sin
+};
+
 // The whole op on [batch, heads, length, head_dim] views: row (b, h, l) takes position
-// positions[b * length + l] (per_batch) or positions[l]. Validates positions (0 <= p < 2^24)
-// and allocates the tables; `x` and `out` may be the same view (in place).
+// positions[b * length + l] (per_batch) or positions[l]. Validates the config and positions
+// (0 <= p < 2^24) and builds the tables; `x` and `out` may be the same view (in place).
 Status rotary(const Heads<float>& out, const Heads<const float>& x, int batch, int heads, int length,
               const int32_t* positions, bool per_batch, const RotaryConfig& c);
 

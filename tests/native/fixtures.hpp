@@ -2,6 +2,7 @@
 #pragma once
 
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,15 @@ inline double max_abs_diff(const std::vector<float>& a, const std::vector<float>
     if (!(d <= m)) m = d;  // also catches NaN
   }
   return m;
+}
+
+// n samples of N(offset, sd^2) from a fixed seed: inputs for reference-vs-SIMD sweeps.
+inline std::vector<float> random_normal(std::size_t n, unsigned seed, float sd = 1.f, float offset = 0.f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.f, sd);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng) + offset;
+  return v;
 }
 
 // The awkward sizes every kernel is swept over: below, at and around vector widths.

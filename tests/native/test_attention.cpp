@@ -17,13 +17,6 @@ using attnkit_test::floats;
 
 namespace {
 
-std::vector<float> random_vec(std::size_t n, unsigned seed, float sd = 1.f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0, sd);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
 
 // |got - want| <= atol + rtol |want| elementwise (NaN fails); returns the first bad index or -1.
 long first_mismatch(const std::vector<float>& got, const std::vector<float>& want, double atol = 2e-5,
@@ -156,9 +149,9 @@ TEST(Attention, SimdMatchesReferenceOnAwkwardSizes) {
         const int lq = variant == 3 ? std::max(1, lk / 2) : lk;  // a cache: fewer queries than keys
         const int heads = variant == 1 ? 3 : 4, kv_heads = variant == 1 ? 1 : (variant == 2 ? 2 : 4);
         p.s = {variant == 0 ? 2 : 1, heads, kv_heads, lq, lk, d, variant == 2 ? d + 2 : d};
-        p.q = random_vec(static_cast<std::size_t>(p.s.batch) * heads * lq * d, seed++);
-        p.k = random_vec(static_cast<std::size_t>(p.s.batch) * kv_heads * lk * d, seed++);
-        p.v = random_vec(static_cast<std::size_t>(p.s.batch) * kv_heads * lk * p.s.v_dim, seed++);
+        p.q = attnkit_test::random_normal(static_cast<std::size_t>(p.s.batch) * heads * lq * d, seed++);
+        p.k = attnkit_test::random_normal(static_cast<std::size_t>(p.s.batch) * kv_heads * lk * d, seed++);
+        p.v = attnkit_test::random_normal(static_cast<std::size_t>(p.s.batch) * kv_heads * lk * p.s.v_dim, seed++);
         p.args.scale = 1.f / std::sqrt(static_cast<float>(d));
         p.args.causal = variant != 2;
         if (variant == 1) {
@@ -174,7 +167,7 @@ TEST(Attention, SimdMatchesReferenceOnAwkwardSizes) {
         }
         if (variant == 3) {  // additive [Lk] with a -inf
           const double md[4] = {1, 1, 1, static_cast<double>(lk)};
-          p.add_mask = random_vec(lk, seed++);
+          p.add_mask = attnkit_test::random_normal(lk, seed++);
           p.add_mask[lk / 2] = -std::numeric_limits<float>::infinity();
           ASSERT_TRUE(check_attention_mask(MaskKind::additive, md, lk, p.s, p.args.mask).ok());
         }
@@ -198,14 +191,14 @@ TEST(Attention, SimdMatchesReferenceOnLongRowsWithSharedTiles) {
     Problem p;
     const int lk = 1601, lq = variant == 0 ? 203 : 77;
     p.s = {1, 2, 1, lq, lk, 65, 63};
-    p.q = random_vec(static_cast<std::size_t>(2) * lq * 65, 41 + variant);
-    p.k = random_vec(static_cast<std::size_t>(lk) * 65, 43 + variant);
-    p.v = random_vec(static_cast<std::size_t>(lk) * 63, 45 + variant);
+    p.q = attnkit_test::random_normal(static_cast<std::size_t>(2) * lq * 65, 41 + variant);
+    p.k = attnkit_test::random_normal(static_cast<std::size_t>(lk) * 65, 43 + variant);
+    p.v = attnkit_test::random_normal(static_cast<std::size_t>(lk) * 63, 45 + variant);
     p.args.scale = 0.125f;
     p.args.causal = variant == 0;
     if (variant == 1) {
       const double md[4] = {1, 1, 1, static_cast<double>(lk)};
-      p.add_mask = random_vec(lk, 47);
+      p.add_mask = attnkit_test::random_normal(lk, 47);
       p.add_mask[1000] = -std::numeric_limits<float>::infinity();
       ASSERT_TRUE(check_attention_mask(MaskKind::additive, md, lk, p.s, p.args.mask).ok());
       p.slopes = {0.5f, 0.25f};
@@ -223,9 +216,9 @@ TEST(Attention, StridedHeadsMatchContiguous) {
   const int B = 2, H = 3, L = 9, d = 5;
   Problem p;
   p.s = {B, H, H, L, L, d, d};
-  p.q = random_vec(B * H * L * d, 11);
-  p.k = random_vec(B * H * L * d, 12);
-  p.v = random_vec(B * H * L * d, 13);
+  p.q = attnkit_test::random_normal(B * H * L * d, 11);
+  p.k = attnkit_test::random_normal(B * H * L * d, 12);
+  p.v = attnkit_test::random_normal(B * H * L * d, 13);
   p.args.scale = 0.4f;
   p.args.causal = true;
   p.finish(false);
@@ -387,7 +380,7 @@ TEST(Rotary, SimdMatchesReferenceOnAwkwardSizesAndInPlace) {
       c.head_dim = 2 * rd_half + 3;
       c.layout = layout;
       const int d = static_cast<int>(c.head_dim), L = 5;
-      const auto x = random_vec(2 * L * d, rd_half);
+      const auto x = attnkit_test::random_normal(2 * L * d, rd_half);
       std::vector<int32_t> pos{0, 4, 9, 100, 7};
       std::vector<float> a(x.size()), b(x.size()), inplace = x;
       ASSERT_TRUE(rotary(contiguous_out(a, 2, L, d), contiguous_in(x, 2, L, d), 1, 2, L, pos.data(), false, c).ok());

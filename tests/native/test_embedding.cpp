@@ -20,13 +20,6 @@ double scale_of(const nlohmann::json& c) {
   if (c["scale"].is_string()) return std::sqrt(c["dim"].get<double>());
   return c["scale"].get<double>();
 }
-std::vector<float> random_vec(std::size_t n, unsigned seed, float offset = 0) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng) + offset;
-  return v;
-}
 }  // namespace
 
 TEST(Embedding, LookupMatchesPyTorchExactly) {
@@ -49,7 +42,7 @@ TEST(Embedding, LookupMatchesPyTorchExactly) {
 TEST(Embedding, SimdMatchesReferenceOnAwkwardSizes) {
   for (int dim : attnkit_test::awkward_sizes()) {
     const int vocab = 13;
-    const auto table = random_vec(static_cast<std::size_t>(vocab) * dim, dim);
+    const auto table = attnkit_test::random_normal(static_cast<std::size_t>(vocab) * dim, dim);
     for (int n : {1, 3, 4, 5, 7, 17}) {
       std::vector<int32_t> ids(n);
       for (int t = 0; t < n; ++t) ids[t] = (t * 7 + dim) % vocab;
@@ -127,8 +120,8 @@ TEST(Norm, SimdMatchesReferenceOnAwkwardSizesAndLargeOffsets) {
   for (int dim : attnkit_test::awkward_sizes()) {
     for (float offset : {0.0f, 100.0f, -5000.0f}) {
       const int rows = 3;
-      const auto x = random_vec(static_cast<std::size_t>(rows) * dim, dim + 7, offset);
-      const auto g = random_vec(dim, 3), b = random_vec(dim, 4);
+      const auto x = attnkit_test::random_normal(static_cast<std::size_t>(rows) * dim, dim + 7, 1.f, offset);
+      const auto g = attnkit_test::random_normal(dim, 3), b = attnkit_test::random_normal(dim, 4);
       std::vector<float> r(x.size()), s(x.size());
       ref::layer_norm(r.data(), x.data(), rows, dim, g.data(), b.data(), 1e-5f);
       simd::layer_norm(s.data(), x.data(), rows, dim, g.data(), b.data(), 1e-5f);

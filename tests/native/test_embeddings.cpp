@@ -39,13 +39,6 @@ void set(Embeddings& e, EmbeddingsWeight which, const std::vector<float>& v) {
   std::memcpy(data, v.data(), v.size() * sizeof(float));
 }
 
-std::vector<float> random_vec(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
 
 // |got - want| <= 2e-5 + 2e-6 |want|, elementwise; returns the first violation's index or -1.
 long first_mismatch(const std::vector<float>& got, const std::vector<float>& want) {
@@ -110,10 +103,10 @@ TEST(Embeddings, MatchesPyTorchModules) {
 TEST(Embeddings, FusedSimdRowsMatchReferenceOnAwkwardSizes) {
   const int vocab = 11, max_pos = 9, types = 3;
   for (int dim : attnkit_test::awkward_sizes()) {
-    const auto word = random_vec(static_cast<std::size_t>(vocab) * dim, dim);
-    const auto pos = random_vec(static_cast<std::size_t>(max_pos) * dim, dim + 1);
-    const auto type = random_vec(static_cast<std::size_t>(types) * dim, dim + 2);
-    auto gamma = random_vec(dim, dim + 3), beta = random_vec(dim, dim + 4);
+    const auto word = attnkit_test::random_normal(static_cast<std::size_t>(vocab) * dim, dim);
+    const auto pos = attnkit_test::random_normal(static_cast<std::size_t>(max_pos) * dim, dim + 1);
+    const auto type = attnkit_test::random_normal(static_cast<std::size_t>(types) * dim, dim + 2);
+    auto gamma = attnkit_test::random_normal(dim, dim + 3), beta = attnkit_test::random_normal(dim, dim + 4);
     for (int n : {1, 3, 4, 5, 7, 17}) {
       std::vector<int32_t> ids(n), positions(n), tys(n);
       for (int t = 0; t < n; ++t) {
@@ -146,7 +139,7 @@ TEST(Embeddings, FusedLayerNormSurvivesLargeCommonOffsets) {
   // kernel must notice and take the second sweep about the mean.
   for (int dim : {5, 17, 771}) {
     for (float offset : {1e4f, -3e3f}) {
-      auto word = random_vec(static_cast<std::size_t>(3) * dim, dim);
+      auto word = attnkit_test::random_normal(static_cast<std::size_t>(3) * dim, dim);
       for (auto& v : word) v += offset;
       const std::vector<int32_t> ids{0, 1, 2, 1};
       const std::vector<float> gamma(dim, 1.0f), beta(dim, 0.0f);
@@ -172,9 +165,9 @@ std::unique_ptr<Embeddings> small_bert() {
   return e;
 }
 void fill_all(Embeddings& e) {
-  set(e, EmbeddingsWeight::word, random_vec(60, 1));
-  set(e, EmbeddingsWeight::position, random_vec(24, 2));
-  set(e, EmbeddingsWeight::token_type, random_vec(12, 3));
+  set(e, EmbeddingsWeight::word, attnkit_test::random_normal(60, 1));
+  set(e, EmbeddingsWeight::position, attnkit_test::random_normal(24, 2));
+  set(e, EmbeddingsWeight::token_type, attnkit_test::random_normal(12, 3));
 }
 }  // namespace
 

@@ -22,12 +22,17 @@ using attnkit_test::max_abs_diff;
 
 namespace {
 
-std::vector<float> random_floats(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.f, 1.f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
+
+// Copies a fixture's state dict into a module through weight(name, length, data).
+template <class Weight>
+void load_weights(const nlohmann::json& weights, Weight weight) {
+  for (const auto& [name, value] : weights.items()) {
+    const auto w = floats(value);
+    float* data = nullptr;
+    const Status s = weight(name, static_cast<double>(w.size()), data);
+    EXPECT_TRUE(s.ok()) << name << ": " << s.message;
+    if (s.ok()) std::copy(w.begin(), w.end(), data);
+  }
 }
 
 const nlohmann::json& fixture() {
@@ -63,9 +68,9 @@ TEST(Linear, SimdMatchesReferenceOnAwkwardSizes) {
     for (int n_in : awkward_sizes())
       for (int n_out : awkward_sizes()) {
         if (static_cast<long>(n_in) * n_out > 200000 && rows > 5) continue;  // keep the sweep quick
-        const auto x = random_floats(static_cast<std::size_t>(rows) * n_in, seed++);
-        const auto w = random_floats(static_cast<std::size_t>(n_in) * n_out, seed++);
-        const auto b = random_floats(n_out, seed++);
+        const auto x = attnkit_test::random_normal(static_cast<std::size_t>(rows) * n_in, seed++);
+        const auto w = attnkit_test::random_normal(static_cast<std::size_t>(n_in) * n_out, seed++);
+        const auto b = attnkit_test::random_normal(n_out, seed++);
         for (int layout = 0; layout < 2; ++layout)
           for (bool bias : {false, true}) {
             std::vector<float> r(static_cast<std::size_t>(rows) * n_out), s(r.size(), -7.f);
@@ -115,13 +120,9 @@ std::unique_ptr<MultiHeadAttention> make_module(const nlohmann::json& c) {
   std::unique_ptr<MultiHeadAttention> m;
   Status s = MultiHeadAttention::create(config, m);
   EXPECT_TRUE(s.ok()) << s.message;
-  for (const auto& [name, value] : c["weights"].items()) {
-    const auto w = floats(value);
-    float* data = nullptr;
-    s = m->weight(weight_names().at(name), static_cast<double>(w.size()), data);
-    EXPECT_TRUE(s.ok()) << name << ": " << s.message;
-    if (s.ok()) std::copy(w.begin(), w.end(), data);
-  }
+  load_weights(c["weights"], [&](const std::string& name, double length, float*& data) {
+    return m->weight(weight_names().at(name), length, data);
+  });
   return m;
 }
 
@@ -255,7 +256,7 @@ TEST(Activation, MatchesPyTorchAndSimdMatchesReference) {
       EXPECT_LT(max_abs_diff(y, expected), 2e-6) << names[k] << " simd " << simd;
     }
     for (int n : awkward_sizes()) {  // the tail goes through the vector code on a padded copy
-      auto r = random_floats(n, 40 + n);
+      auto r = attnkit_test::random_normal(n, 40 + n);
       for (auto& v : r) v *= 4;
       auto s = r;
       ref::activation(r.data(), n, static_cast<Activation>(k));
@@ -289,13 +290,9 @@ std::unique_ptr<EncoderLayer> make_layer(const nlohmann::json& c) {
       {"norm3.bias", 15},              {"norm4.weight", 16},          {"norm4.bias", 17},
       {"linear1.weight", 18},          {"linear1.bias", 19},          {"linear2.weight", 20},
       {"linear2.bias", 21}};
-  for (const auto& [name, value] : c["weights"].items()) {
-    const auto w = floats(value);
-    float* data = nullptr;
-    s = layer->weight(names.at(name), static_cast<double>(w.size()), data);
-    EXPECT_TRUE(s.ok()) << name << ": " << s.message;
-    if (s.ok()) std::copy(w.begin(), w.end(), data);
-  }
+  load_weights(c["weights"], [&](const std::string& name, double length, float*& data) {
+    return layer->weight(names.at(name), length, data);
+  });
   return layer;
 }
 }  // namespace

@@ -6,21 +6,12 @@ import { AttnkitError, Tensor, invertMask, toAdditiveMask } from '../../web/attn
 import fs from 'node:fs';
 import path from 'node:path';
 import { load } from '../../web/attnkit.js';
-import { ROOT, backends, fixture } from './helpers.mjs';
+import { ROOT, backends, fixture, assertClose } from './helpers.mjs';
 
 const fx = fixture('attention.json');
 const rfx = fixture('rotary.json');
 const [simd, scalar] = await backends();
 const f32 = (a) => Float32Array.from(a);
-
-function assertClose(got, want, what, atol = 2e-5, rtol = 1e-4) {
-  assert.equal(got.length, want.length, `${what}: length`);
-  for (let i = 0; i < want.length; i++) {
-    if (!(Math.abs(got[i] - want[i]) <= atol + rtol * Math.abs(want[i]))) {
-      assert.fail(`${what}: [${i}] = ${got[i]}, PyTorch ${want[i]}`);
-    }
-  }
-}
 
 function inputs(c) {
   const [B, H, Hkv, Lq, Lk, d, dv] = c.dims;

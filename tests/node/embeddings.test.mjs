@@ -3,21 +3,11 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { AttnkitError } from '../../web/attnkit.js';
-import { backends, fixture } from './helpers.mjs';
+import { backends, fixture, assertClose } from './helpers.mjs';
 
 const fx = fixture('embeddings.json');
 const [simd, scalar] = await backends();
 const f32 = (a) => Float32Array.from(a);
-
-// Stated tolerance against PyTorch: |got - want| <= 2e-5 + 2e-6 |want|.
-function assertClose(got, want, what) {
-  assert.equal(got.length, want.length, `${what}: length`);
-  for (let i = 0; i < want.length; i++) {
-    if (!(Math.abs(got[i] - want[i]) <= 2e-5 + 2e-6 * Math.abs(want[i]))) {
-      assert.fail(`${what}: out[${i}] = ${got[i]}, PyTorch ${want[i]}`);
-    }
-  }
-}
 
 function fromCase(ak, c) {
   const cfg = { ...c.config, scale: c.config.scale === 'sqrt' ? true : c.config.scale };
@@ -48,7 +38,7 @@ for (const ak of [simd, scalar]) {
       if (c.attentionMask) opts.attentionMask = Int32Array.from(c.attentionMask);
       const t = m.forward(ids, opts);
       assert.deepEqual(t.dims, [c.batch, c.length, c.config.dim], c.name);
-      assertClose(t.data, c.out, `${c.name}`);
+      assertClose(t.data, c.out, `${c.name}`, 2e-5, 2e-6);
       m.dispose();
     }
   });

@@ -25,4 +25,14 @@ export function maxAbsDiff(a, b) {
   return m;
 }
 
+/** |got - want| <= atol + rtol |want| elementwise (NaN fails), naming the first bad index. */
+export function assertClose(got, want, what, atol = 2e-5, rtol = 1e-4) {
+  if (got.length !== want.length) throw new Error(`${what}: length ${got.length}, PyTorch ${want.length}`);
+  for (let i = 0; i < want.length; i++) {
+    if (!(Math.abs(got[i] - want[i]) <= atol + rtol * Math.abs(want[i]))) {
+      throw new Error(`${what}: [${i}] = ${got[i]}, PyTorch ${want[i]}`);
+    }
+  }
+}
+
 export const AWKWARD = [1, 3, 4, 5, 7, 17, 63, 65, 771];

@@ -3,20 +3,11 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { AttnkitError, Tensor, invertMask } from '../../web/attnkit.js';
-import { backends, fixture } from './helpers.mjs';
+import { backends, fixture, assertClose } from './helpers.mjs';
 
 const fx = fixture('modules.json');
 const [simd, scalar] = await backends();
 const f32 = (a) => Float32Array.from(a);
-
-function assertClose(got, want, what, atol = 2e-5, rtol = 1e-4) {
-  assert.equal(got.length, want.length, `${what}: length`);
-  for (let i = 0; i < want.length; i++) {
-    if (!(Math.abs(got[i] - want[i]) <= atol + rtol * Math.abs(want[i]))) {
-      assert.fail(`${what}: [${i}] = ${got[i]}, PyTorch ${want[i]}`);
-    }
-  }
-}
 
 // A module set up from a fixture case: config and state dict as PyTorch / HF name them.
 function moduleFor(ak, c) {
