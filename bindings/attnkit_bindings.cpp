@@ -13,6 +13,7 @@
 
 #include "attnkit/activation.hpp"
 #include "attnkit/alibi.hpp"
+#include "attnkit/decoder_layer.hpp"
 #include "attnkit/encoder_layer.hpp"
 #include "attnkit/attention.hpp"
 #include "attnkit/embedding.hpp"
@@ -301,6 +302,7 @@ struct Registry {
 Registry<Embeddings> g_embeddings{"Embeddings", {}};
 Registry<MultiHeadAttention> g_mha{"MultiHeadAttention", {}};
 Registry<EncoderLayer> g_layers{"EncoderLayer", {}};
+Registry<DecoderLayer> g_decoders{"DecoderLayer", {}};
 
 // Checks `length` against weight `which` (of `count`) of a module and reports its storage in the
 // result slot, for JavaScript to write directly (no staging copy of a large table). The module
@@ -322,14 +324,17 @@ int module_weight(Registry<T>& registry, int count, uintptr_t slot, double handl
 
 // A forward call of a module with attention (MultiHeadAttention, EncoderLayer): prepare (every
 // check), then the output and, when asked, the attention weights.
-template <class T>
-int module_forward(Registry<T>& registry, uintptr_t slot, double handle, const MultiHeadAttention::Inputs& x) {
+bool wants_weights(const MultiHeadAttention::Inputs& x) { return x.want_weights; }
+bool wants_weights(const DecoderLayer::Inputs& x) { return x.self.want_weights; }
+
+template <class T, class Inputs>
+int module_forward(Registry<T>& registry, uintptr_t slot, double handle, const Inputs& x) {
   T* m = nullptr;
   Status s = registry.find(handle, m);
   std::size_t n_out = 0, n_w = 0;
   if (s.ok()) s = m->prepare(x, n_out, n_w);
   if (!s.ok()) return fail(std::move(s));
-  return with_output_and_weights(slot, n_out, x.want_weights, n_w, [&](float* out, float* weights) {
+  return with_output_and_weights(slot, n_out, wants_weights(x), n_w, [&](float* out, float* weights) {
     return m->run(out, weights, x);
   });
 }
@@ -415,7 +420,9 @@ int linear_raw(uintptr_t slot, uintptr_t x, double x_length, double rows, double
 }
 
 // config: 10 doubles [dim, heads, kvHeads, headDim, kdim, vdim, bias, outBias, positional, scale
-// (NaN = default)] followed by the 15 rotary doubles of rotary_config_from.
+// (NaN = default)], the 15 rotary doubles of rotary_config_from, then weightLayout (0 = [out, in],
+// 1 = [in, out]): kMhaConfig doubles.
+constexpr int kMhaConfig = 26;
 MultiHeadAttentionConfig mha_config_from(const double* c) {
   MultiHeadAttentionConfig m;
   m.dim = c[0], m.heads = c[1], m.kv_heads = c[2], m.head_dim = c[3], m.kdim = c[4], m.vdim = c[5];
@@ -423,6 +430,7 @@ MultiHeadAttentionConfig mha_config_from(const double* c) {
   m.positional = static_cast<PositionalBias>(static_cast<int>(c[8]));
   m.scale = c[9];
   m.rotary = rotary_config_from(c + 10);
+  m.layout = static_cast<WeightLayout>(static_cast<int>(c[25]));
   return m;
 }
 
@@ -458,10 +466,10 @@ void mha_reset_cache(double handle) {
 }
 void mha_free(double handle) { g_mha.free(handle); }
 
-// kind: 0 relu, 1 gelu (erf), 2 gelu_tanh.
+// kind: 0 relu, 1 gelu (erf), 2 gelu_tanh, 3 silu.
 int activation_raw(uintptr_t slot, uintptr_t x, double n, int kind) {
   Status s = check_integer("x.length", n, 0, kMaxOutputElements);
-  if (s.ok() && (kind < 0 || kind > 2)) s = Status::error(Code::invalid_argument, "kind", "unknown activation");
+  if (s.ok() && (kind < 0 || kind > 3)) s = Status::error(Code::invalid_argument, "kind", "unknown activation");
   if (!s.ok()) return fail(std::move(s));
   return with_result(slot, static_cast<std::size_t>(n), [&](float* out) {
     std::copy(in<float>(x), in<float>(x) + static_cast<std::size_t>(n), out);
@@ -470,23 +478,27 @@ int activation_raw(uintptr_t slot, uintptr_t x, double n, int kind) {
   });
 }
 
-// config: the 25 doubles of mha_config_from, then [ffnDim, activation, normPlacement, norm, eps,
-// ffnBias].
+// The layer settings: 7 doubles [ffnDim, activation, normPlacement, norm, eps, ffnBias, ffnGated].
+LayerSettings layer_settings_from(const double* c) {
+  LayerSettings l;
+  l.ffn_dim = c[0];
+  l.activation = static_cast<Activation>(static_cast<int>(c[1]));
+  l.placement = static_cast<NormPlacement>(static_cast<int>(c[2]));
+  l.norm = static_cast<NormKind>(static_cast<int>(c[3]));
+  l.eps = c[4];
+  l.ffn_bias = c[5] != 0;
+  l.ffn_gated = c[6] != 0;
+  return l;
+}
+
+// config: the attention's kMhaConfig doubles, then the 7 of layer_settings_from.
 int layer_create(uintptr_t slot, uintptr_t config) {
   const double* c = in<double>(config);
-  EncoderLayerConfig e;
-  e.attention = mha_config_from(c);
-  e.ffn_dim = c[25];
-  e.activation = static_cast<Activation>(static_cast<int>(c[26]));
-  e.placement = static_cast<NormPlacement>(static_cast<int>(c[27]));
-  e.norm = static_cast<NormKind>(static_cast<int>(c[28]));
-  e.eps = c[29];
-  e.ffn_bias = c[30] != 0;
-  return g_layers.create(slot, e);
+  return g_layers.create(slot, EncoderLayerConfig{mha_config_from(c), layer_settings_from(c + kMhaConfig)});
 }
 
 int layer_weight(uintptr_t slot, double handle, int which, double length, bool check_only) {
-  return module_weight<int>(g_layers, 22, slot, handle, which, length, check_only);
+  return module_weight<int>(g_layers, kEncoderWeights, slot, handle, which, length, check_only);
 }
 
 // sizes: [x elements, batch, length]. Output in slot[0..1], attention weights in slot[2..3].
@@ -499,6 +511,46 @@ int layer_forward(uintptr_t slot, double handle, uintptr_t x, uintptr_t sizes, i
 }
 
 void layer_free(double handle) { g_layers.free(handle); }
+
+// config: self-attention (kMhaConfig), cross-attention (kMhaConfig), layer settings (7).
+int decoder_create(uintptr_t slot, uintptr_t config) {
+  const double* c = in<double>(config);
+  return g_decoders.create(
+      slot, DecoderLayerConfig{mha_config_from(c), mha_config_from(c + kMhaConfig), layer_settings_from(c + 2 * kMhaConfig)});
+}
+
+int decoder_weight(uintptr_t slot, double handle, int which, double length, bool check_only) {
+  return module_weight<int>(g_decoders, kDecoderWeights, slot, handle, which, length, check_only);
+}
+
+// sizes: [x elements, batch, length, memory elements, memoryLength]; the self-attention's mask
+// and positions, then the memory mask (kind, data, length, 4 dims). Output in slot[0..1]; weights
+// (self then cross, see DecoderLayer::prepare) in slot[2..3].
+int decoder_forward(uintptr_t slot, double handle, uintptr_t x, uintptr_t sizes, int mask_kind, uintptr_t mask,
+                    double mask_length, uintptr_t mask_dims, uintptr_t positions, double positions_length,
+                    uintptr_t memory, int memory_mask_kind, uintptr_t memory_mask, double memory_mask_length,
+                    uintptr_t memory_mask_dims, bool causal, bool use_cache, bool want_weights) {
+  const double* z = in<double>(sizes);
+  DecoderLayer::Inputs d;
+  d.self = attention_inputs(x, z, mask_kind, mask, mask_length, mask_dims, positions, positions_length, causal,
+                            want_weights);
+  d.self.use_cache = use_cache;
+  d.cross = attention_inputs(x, z, memory_mask_kind, memory_mask, memory_mask_length, memory_mask_dims, 0, 0, false,
+                             want_weights);
+  d.cross.key = d.cross.value = in<float>(memory);
+  d.cross.key_length = d.cross.value_length = z[3], d.cross.kv_len = z[4];
+  return module_forward(g_decoders, slot, handle, d);
+}
+
+double decoder_cache_length(double handle) {
+  DecoderLayer* m = nullptr;
+  return g_decoders.find(handle, m).ok() ? m->self_attention().cache_length() : -1;
+}
+void decoder_reset_cache(double handle) {
+  DecoderLayer* m = nullptr;
+  if (g_decoders.find(handle, m).ok()) m->self_attention().reset_cache();
+}
+void decoder_free(double handle) { g_decoders.free(handle); }
 
 bool has_simd() {
 #if ATTNKIT_HAVE_SIMD
@@ -539,6 +591,12 @@ EMSCRIPTEN_BINDINGS(attnkit) {
   emscripten::function("_layerWeight", &layer_weight);
   emscripten::function("_layerForward", &layer_forward);
   emscripten::function("_layerFree", &layer_free);
+  emscripten::function("_decoderCreate", &decoder_create);
+  emscripten::function("_decoderWeight", &decoder_weight);
+  emscripten::function("_decoderForward", &decoder_forward);
+  emscripten::function("_decoderCacheLength", &decoder_cache_length);
+  emscripten::function("_decoderResetCache", &decoder_reset_cache);
+  emscripten::function("_decoderFree", &decoder_free);
   attnkit_raw::bind_common();
   emscripten::function("_hasSimd", &has_simd);
 }

@@ -15,6 +15,7 @@ void activation(float* x, std::size_t n, Activation kind) {
       case Activation::gelu_tanh:
         x[i] = static_cast<float>(0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))));
         break;
+      case Activation::silu: x[i] = static_cast<float>(v / (1 + std::exp(-v))); break;
     }
   }
 }

@@ -62,6 +62,9 @@ Status check_multi_head_attention_config(const MultiHeadAttentionConfig& c) {
     if (!s.ok()) return s;
   }
   if (!std::isnan(c.scale)) s = check_attention_scale(c.scale);
+  if (s.ok() && c.layout != WeightLayout::out_in && c.layout != WeightLayout::in_out) {
+    return Status::error(Code::invalid_argument, "weightLayout", "weightLayout must be 'outIn' or 'inOut'");
+  }
   return s;
 }
 
@@ -100,6 +103,12 @@ Status MultiHeadAttention::weight(MhaWeight which, double length, float*& data, 
   const char* formula = "";
   float* at = nullptr;
   const bool is_bias = static_cast<int>(which) >= static_cast<int>(MhaWeight::q_bias);
+  if (fused_in_out() && static_cast<int>(which) < 3) {
+    return Status::error(Code::invalid_argument, weight_name(which),
+                         std::string("with weightLayout 'inOut' q, k and v are one matrix [dim, (numHeads + 2 * "
+                                     "numKvHeads) * headDim] (GPT-2's c_attn): set inProjWeight instead of ") +
+                             weight_name(which));
+  }
   switch (which) {
     case MhaWeight::q: expected = H * hd * dim_, formula = "numHeads * headDim * dim", at = w_in_.data(); break;
     case MhaWeight::k:
@@ -176,6 +185,11 @@ Status MultiHeadAttention::prepare(const Inputs& in, std::size_t& out_elements, 
     if (s.ok()) s = check_length("key", in.key_length, in.batch * in.kv_len * kdim_, "batch * keyLength * kdim");
     if (s.ok()) s = check_length("value", in.value_length, in.batch * in.kv_len * vdim_, "batch * keyLength * vdim");
     if (!s.ok()) return s;
+    if (fused_in_out()) {
+      return Status::error(Code::invalid_argument, "key",
+                           "with weightLayout 'inOut' and kdim == vdim == dim the projections are one fused matrix "
+                           "(GPT-2's c_attn), which serves self-attention only");
+    }
     total = in.kv_len;
   } else if (kdim_ != dim_ || vdim_ != dim_) {
     return Status::error(Code::invalid_argument, "key",
@@ -257,7 +271,7 @@ Status MultiHeadAttention::run(float* out, float* weights, const Inputs& in) {
   Heads<float> q, k, v;
   float* ctx;
   if (!cross) {
-    linear(sc, in.query, rows, dim_, static_cast<int>(n_qkv), w_in_.data(), WeightLayout::out_in,
+    linear(sc, in.query, rows, dim_, static_cast<int>(n_qkv), w_in_.data(), config_.layout,
            config_.bias ? b_in_.data() : nullptr);
     q = {sc, Lq * n_qkv, hd, n_qkv};
     k = {sc + H * hd, Lq * n_qkv, hd, n_qkv};
@@ -270,9 +284,9 @@ Status MultiHeadAttention::run(float* out, float* weights, const Inputs& in) {
     const float* wk = w_in_.data() + H * hd * dim_;
     const float* wv = wk + G * hd * kdim_;
     const bool b = config_.bias;
-    linear(qd, in.query, rows, dim_, static_cast<int>(H * hd), w_in_.data(), WeightLayout::out_in, b ? b_in_.data() : nullptr);
-    linear(kd, in.key, kv_rows, kdim_, static_cast<int>(G * hd), wk, WeightLayout::out_in, b ? b_in_.data() + H * hd : nullptr);
-    linear(vd, in.value, kv_rows, vdim_, static_cast<int>(G * hd), wv, WeightLayout::out_in,
+    linear(qd, in.query, rows, dim_, static_cast<int>(H * hd), w_in_.data(), config_.layout, b ? b_in_.data() : nullptr);
+    linear(kd, in.key, kv_rows, kdim_, static_cast<int>(G * hd), wk, config_.layout, b ? b_in_.data() + H * hd : nullptr);
+    linear(vd, in.value, kv_rows, vdim_, static_cast<int>(G * hd), wv, config_.layout,
            b ? b_in_.data() + (H + G) * hd : nullptr);
     q = {qd, Lq * H * hd, hd, H * hd};
     k = {kd, Lk_new * G * hd, hd, G * hd};
@@ -333,7 +347,7 @@ Status MultiHeadAttention::run(float* out, float* weights, const Inputs& in) {
     if (in.use_cache) cache_length_ = past;
     return s;
   }
-  linear(out, ctx, rows, static_cast<int>(H * hd), dim_, w_out_.data(), WeightLayout::out_in,
+  linear(out, ctx, rows, static_cast<int>(H * hd), dim_, w_out_.data(), config_.layout,
          config_.out_bias ? b_out_.data() : nullptr);
   return s;
 }

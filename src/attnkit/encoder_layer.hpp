@@ -1,49 +1,46 @@
 // A Transformer encoder layer: self-attention and a feed-forward block, each with a residual
 // connection and normalisation in one of three placements (torch.nn.TransformerEncoderLayer,
-// Hugging Face BertLayer, GPT-2's block without its causal mask, CogView's sandwich).
+// Hugging Face BertLayer; with causal attention GPT-2's and LLaMA's blocks).
 #pragma once
 
 #include <cstddef>
 #include <memory>
 
-#include "attnkit/activation.hpp"
-#include "attnkit/embeddings.hpp"
-#include "attnkit/float_buffer.hpp"
 #include "attnkit/multi_head_attention.hpp"
 #include "attnkit/status.hpp"
+#include "attnkit/sublayer.hpp"
 
 namespace attnkit {
 
-enum class NormPlacement : int {
-  post = 0,      // x = norm1(x + attn(x));        x = norm2(x + ffn(x))         (BERT, the paper)
-  pre = 1,       // x = x + attn(norm1(x));        x = x + ffn(norm2(x))         (GPT-2, pre-LN)
-  sandwich = 2,  // x = x + norm3(attn(norm1(x))); x = x + norm4(ffn(norm2(x)))  (CogView)
-};
-
-struct EncoderLayerConfig {
-  MultiHeadAttentionConfig attention;  // dim, heads, kv_heads, bias, positional, rotary, scale
+// The settings every layer shares besides its attention.
+struct LayerSettings {
   double ffn_dim = 0;                  // dim_feedforward / intermediate_size
   Activation activation = Activation::gelu;
   NormPlacement placement = NormPlacement::post;
   NormKind norm = NormKind::layer_norm;  // layer_norm (weight + bias) or rms_norm (weight only)
   double eps = 1e-5;
   bool ffn_bias = true;
+  bool ffn_gated = false;              // LLaMA's MLP: linear2(act(gate(x)) * linear1(x))
+};
+
+Status check_layer_settings(const LayerSettings& s, double dim);
+FeedForwardConfig feed_forward_config(const LayerSettings& s, const MultiHeadAttentionConfig& attention);
+
+struct EncoderLayerConfig {
+  MultiHeadAttentionConfig attention;  // dim, heads, kv_heads, bias, positional, rotary, scale, layout
+  LayerSettings layer;                 // the feed-forward uses attention.layout too
 };
 
 Status check_encoder_layer_config(const EncoderLayerConfig& c);
 
-// Weights besides the attention's (which keep their MhaWeight numbers 0..9): norms have weight
-// 1 and bias 0 until set; the feed-forward matrices are [out, in] (nn.Linear).
-enum class LayerWeight : int {
-  norm1_weight = 10, norm1_bias, norm2_weight, norm2_bias, norm3_weight, norm3_bias, norm4_weight, norm4_bias,
-  linear1_weight, linear1_bias, linear2_weight, linear2_bias,
-};
+// Weight numbers: the attention's MhaWeight 0..9, then norm1..norm4 weight/bias 10..17 (norm3/4
+// only with sandwich), then the feed-forward's linear1, linear2, gate weight/bias 18..23.
+constexpr int kEncoderNorms = 10, kEncoderFfn = 18, kEncoderWeights = 24;
 
 class EncoderLayer {
  public:
   static Status create(const EncoderLayerConfig& config, std::unique_ptr<EncoderLayer>& out);
 
-  // `which`: an MhaWeight (0..9) or a LayerWeight (10..21).
   Status weight(int which, double length, float*& data, bool check_only = false);
 
   // x: [batch, length, dim] in `in.query` (key/value must be null: self-attention);
@@ -55,14 +52,11 @@ class EncoderLayer {
 
  private:
   EncoderLayer() = default;
-  void norm(float* out, const float* x, std::size_t rows, int which) const;  // which: 0..3 = norm1..norm4
 
   EncoderLayerConfig config_;
-  int dim_ = 0, ffn_ = 0;
   std::unique_ptr<MultiHeadAttention> attention_;
-  FloatBuffer norms_;  // 4 x (weight [dim], bias [dim])
-  FloatBuffer w1_, b1_, w2_, b2_;
-  bool ffn_set_[2] = {false, false};
+  NormSet norms_;
+  FeedForward ffn_;
   FloatBuffer scratch_;
 };
 

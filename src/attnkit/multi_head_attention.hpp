@@ -10,6 +10,7 @@
 
 #include "attnkit/attention.hpp"
 #include "attnkit/float_buffer.hpp"
+#include "attnkit/linear.hpp"
 #include "attnkit/rotary.hpp"
 #include "attnkit/status.hpp"
 
@@ -30,14 +31,17 @@ struct MultiHeadAttentionConfig {
   PositionalBias positional = PositionalBias::none;
   RotaryConfig rotary;   // used when positional == rotary; head_dim is filled in
   double scale = std::numeric_limits<double>::quiet_NaN();  // NaN = 1 / sqrt(head_dim)
+  WeightLayout layout = WeightLayout::out_in;  // in_out: GPT-2's Conv1D c_attn / c_proj
 };
 
 Status check_multi_head_attention_config(const MultiHeadAttentionConfig& c);
 
-// The weights, as setWeights names them in JavaScript. All projections are stored [out, in]
-// (nn.Linear). Q, K and V are stored back to back, so when kdim == vdim == dim the three are
-// nn.MultiheadAttention's in_proj_weight [(H + 2 Hkv) * head_dim, dim] and in_proj can be set at
-// once.
+// The weights, as setWeights names them in JavaScript. With layout out_in every projection is
+// stored [out, in] (nn.Linear) and Q, K and V back to back, so when kdim == vdim == dim the three
+// are nn.MultiheadAttention's in_proj_weight [(H + 2 Hkv) * head_dim, dim] and in_proj can be set at
+// once. With layout in_out (Conv1D) the projections are [in, out]; when kdim == vdim == dim the
+// fused one is GPT-2's c_attn [dim, (H + 2 Hkv) * head_dim], whose q, k and v columns interleave
+// in memory, so only in_proj can be set (and only self-attention runs).
 enum class MhaWeight : int {
   q = 0, k = 1, v = 2, in_proj = 3, out = 4,
   q_bias = 5, k_bias = 6, v_bias = 7, in_proj_bias = 8, out_bias = 9,
@@ -83,11 +87,14 @@ class MultiHeadAttention {
   Status run(float* out, float* weights, const Inputs& in);
 
   void reset_cache() { cache_length_ = 0, cache_batch_ = 0; }
+  // Drops cached positions past `length` (a caller undoing a failed step).
+  void truncate_cache(int length) { cache_length_ = length < cache_length_ ? length : cache_length_; }
   int cache_length() const { return cache_length_; }
 
  private:
   MultiHeadAttention() = default;
   Status ensure_cache(int batch, int needed);
+  bool fused_in_out() const { return config_.layout == WeightLayout::in_out && kdim_ == dim_ && vdim_ == dim_; }
 
   MultiHeadAttentionConfig config_;
   int dim_ = 0, heads_ = 0, kv_heads_ = 0, head_dim_ = 0, kdim_ = 0, vdim_ = 0;

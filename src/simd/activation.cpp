@@ -42,6 +42,17 @@ struct gelu_tanh {
 };
 
 template <class Arch>
+struct silu {
+  using bf = xsimd::batch<float, Arch>;
+  bf operator()(bf x) const {
+    // sigmoid(x) = 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0, e = exp(-|x|) <= 1: no overflow.
+    const bf e = exp2_nonpositive<Arch>{}(xsimd::abs(x) * bf(-1.4426950408889634f));
+    const bf r = bf(1.f) / (bf(1.f) + e);
+    return x * xsimd::select(x < bf(0.f), e * r, r);
+  }
+};
+
+template <class Arch>
 struct relu {
   using bf = xsimd::batch<float, Arch>;
   bf operator()(bf x) const { return xsimd::max(x, bf(0.f)); }
@@ -69,6 +80,7 @@ void activation(float* x, std::size_t n, Activation kind) {
     case Activation::relu: apply<simd_arch>(x, n, relu<simd_arch>{}); break;
     case Activation::gelu: apply<simd_arch>(x, n, gelu_erf<simd_arch>{}); break;
     case Activation::gelu_tanh: apply<simd_arch>(x, n, gelu_tanh<simd_arch>{}); break;
+    case Activation::silu: apply<simd_arch>(x, n, silu<simd_arch>{}); break;
   }
 }
 

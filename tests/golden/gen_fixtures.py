@@ -619,7 +619,7 @@ def modules():
     xs = torch.cat([torch.linspace(-12, 12, 241), torch.randn(59, generator=g) * 3])
     F = torch.nn.functional
     activations = {"x": f32list(xs), "relu": f32list(F.relu(xs)), "gelu": f32list(F.gelu(xs)),
-                   "gelu_tanh": f32list(F.gelu(xs, approximate="tanh"))}
+                   "gelu_tanh": f32list(F.gelu(xs, approximate="tanh")), "silu": f32list(F.silu(xs))}
 
     # Encoder layers. PyTorch's fast path is off with grad enabled, so this is the reference math.
     layers = []
@@ -693,11 +693,100 @@ def modules():
     encoder_case("pre-rmsnorm-no-bias", None,
                  {"dim": D, "numHeads": H, "ffnDim": Fd, "activation": "gelu", "normPlacement": "pre",
                   "norm": "rmsnorm", "eps": 1e-6, "bias": False, "ffnBias": False}, x, sd=sd, out=y)
+
+    # GPT-2's block (HF GPT2Block written out): pre-LN, Conv1D weights [in, out], gelu_new, causal.
+    D, H, Fd = 12, 3, 48
+    c_attn, c_attn_b = 0.3 * torch.randn(D, 3 * D, generator=g), 0.1 * torch.randn(3 * D, generator=g)
+    c_proj, c_proj_b = 0.3 * torch.randn(D, D, generator=g), 0.1 * torch.randn(D, generator=g)
+    c_fc, c_fc_b = 0.3 * torch.randn(D, Fd, generator=g), 0.1 * torch.randn(Fd, generator=g)
+    m_proj, m_proj_b = 0.3 * torch.randn(Fd, D, generator=g), 0.1 * torch.randn(D, generator=g)
+    ln = [torch.nn.LayerNorm(D) for _ in range(2)]
+    for n in ln:
+        n.weight.data += 0.2 * torch.randn(D, generator=g)
+        n.bias.data += 0.2 * torch.randn(D, generator=g)
+    x = torch.randn(2, 5, D, generator=g)
+    h = ln[0](x)
+    qkv = torch.addmm(c_attn_b, h.reshape(-1, D), c_attn).view(2, 5, 3 * D)
+    qh, kh, vh = (t.view(2, 5, H, D // H).transpose(1, 2) for t in qkv.split(D, dim=2))
+    tril = torch.ones(5, 5, dtype=torch.bool).tril()
+    o, _ = explicit_attention(qh, kh, vh, torch.zeros(5, 5).masked_fill(~tril, float("-inf")), 1 / math.sqrt(D // H))
+    y = x + torch.addmm(c_proj_b, o.transpose(1, 2).reshape(-1, D), c_proj).view(2, 5, D)
+    f = F.gelu(torch.addmm(c_fc_b, ln[1](y).reshape(-1, D), c_fc), approximate="tanh")
+    y = y + torch.addmm(m_proj_b, f, m_proj).view(2, 5, D)
+    sd = {"self_attn.in_proj_weight": c_attn, "self_attn.in_proj_bias": c_attn_b, "self_attn.out_proj.weight": c_proj,
+          "self_attn.out_proj.bias": c_proj_b, "linear1.weight": c_fc, "linear1.bias": c_fc_b,
+          "linear2.weight": m_proj, "linear2.bias": m_proj_b, "norm1.weight": ln[0].weight,
+          "norm1.bias": ln[0].bias, "norm2.weight": ln[1].weight, "norm2.bias": ln[1].bias}
+    encoder_case("gpt2-block-conv1d", None,
+                 {"dim": D, "numHeads": H, "ffnDim": Fd, "activation": "gelu_tanh", "normPlacement": "pre",
+                  "weightLayout": "inOut"}, x, causal=True, sd=sd, out=y)
+
+    # LLaMA's decoder layer (HF LlamaDecoderLayer written out): RMSNorm, GQA + RoPE, gated SiLU MLP.
+    D, H, G, hd, Fd = 16, 4, 2, 4, 24
+    wq, wk = 0.3 * torch.randn(H * hd, D, generator=g), 0.3 * torch.randn(G * hd, D, generator=g)
+    wv, wo = 0.3 * torch.randn(G * hd, D, generator=g), 0.3 * torch.randn(D, H * hd, generator=g)
+    gate, up, down = (0.3 * torch.randn(Fd, D, generator=g), 0.3 * torch.randn(Fd, D, generator=g),
+                      0.3 * torch.randn(D, Fd, generator=g))
+    n1, n2 = 1 + 0.2 * torch.randn(D, generator=g), 1 + 0.2 * torch.randn(D, generator=g)
+    x = torch.randn(2, 6, D, generator=g)
+    a, _ = llama(rms(x, n1, 1e-5), wq, wk, wv, wo, H, G, hd, 500000.0)
+    y = x + a
+    h = rms(y, n2, 1e-5)
+    y = y + (F.silu(h @ gate.T) * (h @ up.T)) @ down.T
+    sd = {"self_attn.q_proj.weight": wq, "self_attn.k_proj.weight": wk, "self_attn.v_proj.weight": wv,
+          "self_attn.o_proj.weight": wo, "gate.weight": gate, "linear1.weight": up, "linear2.weight": down,
+          "norm1.weight": n1, "norm2.weight": n2}
+    encoder_case("llama-layer-gated-silu", None,
+                 {"dim": D, "numHeads": H, "numKvHeads": G, "ffnDim": Fd, "activation": "silu", "ffnGated": True,
+                  "normPlacement": "pre", "norm": "rmsnorm", "eps": 1e-5, "bias": False, "ffnBias": False,
+                  "positional": "rotary", "rotary": {"base": 500000.0, "layout": "half"}}, x, causal=True, sd=sd, out=y)
+
+    # Decoder layers: torch.nn.TransformerDecoderLayer, post and pre, with a causal target mask and
+    # a memory key padding mask.
+    decoders = []
+    for name, first, act, Dm in [("torch-decoder-post-relu", False, "relu", 12), ("torch-decoder-pre-gelu", True, "gelu", 8)]:
+        dec = torch.nn.TransformerDecoderLayer(Dm, 2, 20, dropout=0.0, activation=act, batch_first=True,
+                                               norm_first=first)
+        dec.eval()
+        for p_ in dec.parameters():
+            p_.data += 0.1 * torch.randn(p_.shape, generator=g)
+        x = torch.randn(2, 4, Dm, generator=g)
+        mem = torch.randn(2, 6, Dm, generator=g)
+        mem_mask = torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0]])
+        tgt_mask = torch.ones(4, 4, dtype=torch.bool).triu(1)
+        out = dec(x, mem, tgt_mask=tgt_mask, memory_key_padding_mask=~mem_mask.bool())
+        decoders.append({"name": name, "config": {"dim": Dm, "numHeads": 2, "ffnDim": 20, "activation": act,
+                                                  "normPlacement": "pre" if first else "post"},
+                         "dims": [2, 4, Dm], "memoryDims": [2, 6, Dm], "x": f32list(x), "memory": f32list(mem),
+                         "memoryMask": i32list(mem_mask), "causal": True, "weights": state(dec), "out": f32list(out)})
     write("modules.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__,
-                           "linear": linear, "mha": mha, "activations": activations, "encoderLayers": layers})
+                           "linear": linear, "mha": mha, "activations": activations, "encoderLayers": layers,
+                           "decoderLayers": decoders})
 
 
 # ---------------------------------------------------------------------------------- safetensors
+ST_NAMES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}
+
+
+def write_safetensors(path, tensors, metadata):
+    """The format from its definition: 8-byte little-endian header length, JSON header padded
+    with spaces to 8 bytes, then the data."""
+    import struct
+    header, blobs, offset = {"__metadata__": metadata}, [], 0
+    for name, t in tensors.items():
+        raw = t.contiguous().view(torch.int16).numpy().tobytes() if t.dtype != torch.float32 \
+            else t.contiguous().numpy().tobytes()
+        header[name] = {"dtype": ST_NAMES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+    print("wrote", path, os.path.getsize(path), "bytes")
+    return header
+
+
 def safetensors():
     """A .safetensors file written by hand from the format's definition (8-byte little-endian
     header length, JSON header, data), with F32, F16 and BF16 tensors; the expected float32
@@ -713,20 +802,9 @@ def safetensors():
         "empty": torch.zeros(0, 3),
         "scalar": torch.tensor(7.5),
     }
-    names = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}
-    header, blobs, offset = {"__metadata__": {"format": "pt", "note": "attnkit fixture"}}, [], 0
-    for name, t in tensors.items():
-        raw = t.contiguous().view(torch.int16).numpy().tobytes() if t.dtype != torch.float32 \
-            else t.contiguous().numpy().tobytes()
-        header[name] = {"dtype": names[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)  # the format pads the header with spaces to 8 bytes
+    names = ST_NAMES
     path = os.path.normpath(os.path.join(OUT, "small.safetensors"))
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-    print("wrote", path)
+    header = write_safetensors(path, tensors, {"format": "pt", "note": "attnkit fixture"})
     write("safetensors.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__,
                                "file": "small.safetensors", "metadata": header["__metadata__"],
                                "tensors": {k: {"dtype": names[t.dtype], "shape": list(t.shape),
@@ -736,7 +814,211 @@ def safetensors():
                                            for k, t in tensors.items()}})
 
 
+# ---------------------------------------------------------------------------------------- models
+def models():
+    """Tiny BERT, RoBERTa, GPT-2 and LLaMA checkpoints (random weights, fixed seed) written as
+    Hugging Face writes them (config.json + model.safetensors, HF tensor names), and their
+    forward passes written out from transformers' modeling code: hidden states after the
+    embeddings and after each layer, and each layer's per-head attention weights."""
+    g = torch.Generator().manual_seed(9)
+    F = torch.nn.functional
+    root = os.path.join(OUT, "models")
+
+    def rnd(*shape, sd=0.2):
+        return sd * torch.randn(*shape, generator=g)
+
+    def ln_params(prefix, D, sd):
+        sd[prefix + ".weight"], sd[prefix + ".bias"] = 1 + rnd(D), rnd(D, sd=0.1)
+
+    def layer_norm(x, sd, prefix, eps):
+        return F.layer_norm(x, x.shape[-1:], sd[prefix + ".weight"], sd[prefix + ".bias"], eps)
+
+    def rms(x, w, eps):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+
+    def heads(t, B, L, n, hd):
+        return t.view(B, L, n, hd).transpose(1, 2)
+
+    def softmax_attention(q, k, v, additive, hd):
+        w = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(hd) + additive, dim=-1)
+        return w @ v, w
+
+    def hf_mask(mask, causal):
+        """transformers' extended attention mask: (1 - mask) * finfo.min, plus the causal part."""
+        B, L = mask.shape
+        add = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
+        if causal:
+            tri = torch.ones(L, L, dtype=torch.bool).tril()
+            add = add + torch.zeros(L, L).masked_fill(~tri, torch.finfo(torch.float32).min)
+            add = add.clamp(min=torch.finfo(torch.float32).min)
+        return add
+
+    def save(name, config, tensors, dtype=torch.float32):
+        d = os.path.join(root, name)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "config.json"), "w") as f:
+            json.dump(config, f, indent=2)
+            f.write("\n")
+        write_safetensors(os.path.join(d, "model.safetensors"), {k: v.to(dtype) for k, v in tensors.items()},
+                          {"format": "pt"})
+        # The model runs on the stored values (F16 rounding included).
+        return {k: v.to(dtype).float() for k, v in tensors.items()}
+
+    cases = []
+    ids = torch.tensor([[2, 17, 33, 5, 60, 41, 3], [2, 9, 12, 48, 3, 0, 0]])
+    mask = torch.tensor([[1] * 7, [1] * 5 + [0] * 2])
+
+    # --- BERT (BertModel; the file's names carry BertForMaskedLM's "bert." prefix and a cls head).
+    def bert_like(name, model_type, pad, dtype, prefix):
+        V, D, Lyr, H, Fd, P = 64, 32, 2, 4, 64, 40
+        hd = D // H
+        cfg = {"architectures": ["BertForMaskedLM" if model_type == "bert" else "RobertaModel"],
+               "model_type": model_type, "vocab_size": V, "hidden_size": D, "num_hidden_layers": Lyr,
+               "num_attention_heads": H, "intermediate_size": Fd, "hidden_act": "gelu",
+               "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1, "max_position_embeddings": P,
+               "type_vocab_size": 2 if model_type == "bert" else 1, "initializer_range": 0.02,
+               "layer_norm_eps": 1e-12 if model_type == "bert" else 1e-5, "pad_token_id": pad,
+               "position_embedding_type": "absolute", "use_cache": True, "torch_dtype": "float32",
+               "transformers_version": "4.44.0"}
+        t = {"embeddings.word_embeddings.weight": rnd(V, D, sd=0.5),
+             "embeddings.position_embeddings.weight": rnd(P, D, sd=0.3),
+             "embeddings.token_type_embeddings.weight": rnd(cfg["type_vocab_size"], D, sd=0.3)}
+        ln_params("embeddings.LayerNorm", D, t)
+        for i in range(Lyr):
+            p = f"encoder.layer.{i}."
+            for m in ["attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"]:
+                t[p + m + ".weight"], t[p + m + ".bias"] = rnd(D, D), rnd(D, sd=0.05)
+            ln_params(p + "attention.output.LayerNorm", D, t)
+            t[p + "intermediate.dense.weight"], t[p + "intermediate.dense.bias"] = rnd(Fd, D), rnd(Fd, sd=0.05)
+            t[p + "output.dense.weight"], t[p + "output.dense.bias"] = rnd(D, Fd), rnd(D, sd=0.05)
+            ln_params(p + "output.LayerNorm", D, t)
+        t["pooler.dense.weight"], t["pooler.dense.bias"] = rnd(D, D), rnd(D)
+        stored = {prefix + k: v for k, v in t.items()}
+        if model_type == "bert":
+            stored["cls.predictions.bias"] = rnd(V)
+        w = save(name, cfg, stored, dtype)
+        w = {k[len(prefix):]: v for k, v in w.items() if k.startswith(prefix)}
+        ids_ = ids if pad == 0 else torch.where(mask.bool(), ids, torch.full_like(ids, pad))
+        types = torch.tensor([[0, 0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 1, 0, 0]]) if model_type == "bert" \
+            else torch.zeros_like(ids)
+        if model_type == "roberta":  # create_position_ids_from_input_ids
+            m_ = ids_.ne(pad).int()
+            pos = (torch.cumsum(m_, dim=1) * m_) + pad
+        else:
+            pos = torch.arange(7).expand(2, 7)
+        x = w["embeddings.word_embeddings.weight"][ids_] + w["embeddings.position_embeddings.weight"][pos] + \
+            w["embeddings.token_type_embeddings.weight"][types]
+        x = layer_norm(x, w, "embeddings.LayerNorm", cfg["layer_norm_eps"])
+        hidden, attns = [x], []
+        add = hf_mask(mask, False)
+        for i in range(Lyr):
+            p = f"encoder.layer.{i}."
+            lin = lambda z, m: z @ w[p + m + ".weight"].T + w[p + m + ".bias"]  # noqa: E731
+            q, k, v = (heads(lin(x, "attention.self." + n), 2, 7, H, hd) for n in ["query", "key", "value"])
+            o, a = softmax_attention(q, k, v, add, hd)
+            attns.append(a)
+            o = o.transpose(1, 2).reshape(2, 7, D)
+            x = layer_norm(lin(o, "attention.output.dense") + x, w, p + "attention.output.LayerNorm", cfg["layer_norm_eps"])
+            f = F.gelu(lin(x, "intermediate.dense"))
+            x = layer_norm(lin(f, "output.dense") + x, w, p + "output.LayerNorm", cfg["layer_norm_eps"])
+            hidden.append(x)
+        cases.append({"name": name, "dir": "models/" + name, "inputIds": i32list(ids_), "dims": [2, 7],
+                      "attentionMask": i32list(mask), "tokenTypeIds": i32list(types) if model_type == "bert" else None,
+                      "hiddenStates": [f32list(h) for h in hidden], "attentions": [f32list(a) for a in attns]})
+    bert_like("bert-tiny", "bert", 0, torch.float32, "bert.")
+    bert_like("roberta-tiny-f16", "roberta", 1, torch.float16, "")
+
+    # --- GPT-2 (GPT2Model): Conv1D weights [in, out], pre-LN, gelu_new, ln_f on the last state.
+    V, D, Lyr, H, P = 64, 24, 2, 3, 32
+    hd = D // H
+    cfg = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "vocab_size": V, "n_embd": D, "n_layer": Lyr,
+           "n_head": H, "n_positions": P, "n_ctx": P, "n_inner": None, "activation_function": "gelu_new",
+           "layer_norm_epsilon": 1e-5, "resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1,
+           "scale_attn_weights": True, "bos_token_id": 50256, "eos_token_id": 50256, "initializer_range": 0.02,
+           "summary_type": "cls_index", "task_specific_params": {"text-generation": {"do_sample": True}}}
+    t = {"wte.weight": rnd(V, D, sd=0.5), "wpe.weight": rnd(P, D, sd=0.3)}
+    for i in range(Lyr):
+        p = f"h.{i}."
+        ln_params(p + "ln_1", D, t)
+        t[p + "attn.c_attn.weight"], t[p + "attn.c_attn.bias"] = rnd(D, 3 * D), rnd(3 * D, sd=0.05)
+        t[p + "attn.c_proj.weight"], t[p + "attn.c_proj.bias"] = rnd(D, D), rnd(D, sd=0.05)
+        ln_params(p + "ln_2", D, t)
+        t[p + "mlp.c_fc.weight"], t[p + "mlp.c_fc.bias"] = rnd(D, 4 * D), rnd(4 * D, sd=0.05)
+        t[p + "mlp.c_proj.weight"], t[p + "mlp.c_proj.bias"] = rnd(4 * D, D), rnd(D, sd=0.05)
+        t[p + "attn.bias"] = torch.ones(P, P).tril().view(1, 1, P, P)  # old checkpoints store the causal mask
+    ln_params("ln_f", D, t)
+    w = save("gpt2-tiny", cfg, t)
+    x = w["wte.weight"][ids] + w["wpe.weight"][torch.arange(7)]
+    hidden, attns = [], []
+    add = hf_mask(mask, True)
+    for i in range(Lyr):
+        hidden.append(x)
+        p = f"h.{i}."
+        conv = lambda z, m: torch.addmm(w[p + m + ".bias"], z.reshape(-1, z.shape[-1]), w[p + m + ".weight"]).view(2, 7, -1)  # noqa: E731
+        h = layer_norm(x, w, p + "ln_1", 1e-5)
+        q, k, v = (heads(z, 2, 7, H, hd) for z in conv(h, "attn.c_attn").split(D, dim=2))
+        o, a = softmax_attention(q, k, v, add, hd)
+        attns.append(a)
+        x = x + conv(o.transpose(1, 2).reshape(2, 7, D), "attn.c_proj")
+        h = layer_norm(x, w, p + "ln_2", 1e-5)
+        x = x + conv(F.gelu(conv(h, "mlp.c_fc"), approximate="tanh"), "mlp.c_proj")
+    x = layer_norm(x, w, "ln_f", 1e-5)
+    hidden.append(x)
+    cases.append({"name": "gpt2-tiny", "dir": "models/gpt2-tiny", "inputIds": i32list(ids), "dims": [2, 7],
+                  "attentionMask": i32list(mask), "hiddenStates": [f32list(h) for h in hidden],
+                  "attentions": [f32list(a) for a in attns]})
+
+    # --- LLaMA (LlamaModel): RMSNorm, GQA, RoPE with linear scaling (new spelling), gated SiLU MLP.
+    V, D, Lyr, H, G, Fd = 64, 32, 2, 4, 2, 48
+    hd = D // H
+    cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": V, "hidden_size": D,
+           "num_hidden_layers": Lyr, "num_attention_heads": H, "num_key_value_heads": G, "intermediate_size": Fd,
+           "hidden_act": "silu", "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+           "rope_scaling": {"rope_type": "linear", "factor": 2.0}, "attention_bias": False, "mlp_bias": False,
+           "attention_dropout": 0.0, "tie_word_embeddings": False, "bos_token_id": 1, "eos_token_id": 2,
+           "pretraining_tp": 1, "torch_dtype": "bfloat16"}
+    t = {"model.embed_tokens.weight": rnd(V, D, sd=0.5)}
+    for i in range(Lyr):
+        p = f"model.layers.{i}."
+        t[p + "input_layernorm.weight"] = 1 + rnd(D)
+        t[p + "self_attn.q_proj.weight"], t[p + "self_attn.k_proj.weight"] = rnd(H * hd, D), rnd(G * hd, D)
+        t[p + "self_attn.v_proj.weight"], t[p + "self_attn.o_proj.weight"] = rnd(G * hd, D), rnd(D, H * hd)
+        t[p + "post_attention_layernorm.weight"] = 1 + rnd(D)
+        t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"] = rnd(Fd, D), rnd(Fd, D)
+        t[p + "mlp.down_proj.weight"] = rnd(D, Fd)
+    t["model.norm.weight"] = 1 + rnd(D)
+    t["lm_head.weight"] = rnd(V, D)
+    w = save("llama-tiny-bf16", cfg, t, torch.bfloat16)
+    x = w["model.embed_tokens.weight"][ids]
+    hidden, attns = [], []
+    add = hf_mask(mask, True)
+    pos = torch.arange(7)
+    for i in range(Lyr):
+        hidden.append(x)
+        p = f"model.layers.{i}."
+        h = rms(x, w[p + "input_layernorm.weight"], 1e-6)
+        q = heads(h @ w[p + "self_attn.q_proj.weight"].T, 2, 7, H, hd)
+        k = heads(h @ w[p + "self_attn.k_proj.weight"].T, 2, 7, G, hd)
+        v = heads(h @ w[p + "self_attn.v_proj.weight"].T, 2, 7, G, hd)
+        q, _ = apply_rope(q, pos, hd, 10000.0, "half", {"type": "linear", "factor": 2.0})
+        k, _ = apply_rope(k, pos, hd, 10000.0, "half", {"type": "linear", "factor": 2.0})
+        k, v = k.repeat_interleave(H // G, dim=1), v.repeat_interleave(H // G, dim=1)
+        o, a = softmax_attention(q, k, v, add, hd)
+        attns.append(a)
+        x = x + o.transpose(1, 2).reshape(2, 7, D) @ w[p + "self_attn.o_proj.weight"].T
+        h = rms(x, w[p + "post_attention_layernorm.weight"], 1e-6)
+        x = x + (F.silu(h @ w[p + "mlp.gate_proj.weight"].T) * (h @ w[p + "mlp.up_proj.weight"].T)) @ \
+            w[p + "mlp.down_proj.weight"].T
+    x = rms(x, w["model.norm.weight"], 1e-6)
+    hidden.append(x)
+    cases.append({"name": "llama-tiny-bf16", "dir": "models/llama-tiny-bf16", "inputIds": i32list(ids), "dims": [2, 7],
+                  "attentionMask": i32list(mask), "hiddenStates": [f32list(h) for h in hidden],
+                  "attentions": [f32list(a) for a in attns]})
+    write("models.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__, "cases": cases})
+
+
 if __name__ == "__main__":
-    which = sys.argv[1:] or ["positional", "embedding", "embeddings", "attention", "rotary", "modules", "safetensors"]
+    which = sys.argv[1:] or ["positional", "embedding", "embeddings", "attention", "rotary", "modules", "safetensors",
+                                "models"]
     for name in which:
         globals()[name]()

@@ -11,6 +11,7 @@
 #include "attnkit/linear.hpp"
 #include "attnkit/multi_head_attention.hpp"
 #include "attnkit/activation.hpp"
+#include "attnkit/decoder_layer.hpp"
 #include "attnkit/encoder_layer.hpp"
 #include "fixtures.hpp"
 
@@ -105,8 +106,7 @@ const std::map<std::string, MhaWeight>& weight_names() {
   return m;
 }
 
-std::unique_ptr<MultiHeadAttention> make_module(const nlohmann::json& c) {
-  const auto& cfg = c["config"];
+MultiHeadAttentionConfig mha_config(const nlohmann::json& cfg) {
   MultiHeadAttentionConfig config;
   config.dim = cfg["dim"];
   config.heads = cfg["numHeads"];
@@ -117,8 +117,13 @@ std::unique_ptr<MultiHeadAttention> make_module(const nlohmann::json& c) {
   const std::string pos = cfg.value("positional", "none");
   config.positional = pos == "rotary" ? PositionalBias::rotary : pos == "alibi" ? PositionalBias::alibi : PositionalBias::none;
   if (cfg.contains("rotary")) config.rotary.base = cfg["rotary"]["base"];
+  if (cfg.value("weightLayout", "outIn") == "inOut") config.layout = WeightLayout::in_out;
+  return config;
+}
+
+std::unique_ptr<MultiHeadAttention> make_module(const nlohmann::json& c) {
   std::unique_ptr<MultiHeadAttention> m;
-  Status s = MultiHeadAttention::create(config, m);
+  Status s = MultiHeadAttention::create(mha_config(c["config"]), m);
   EXPECT_TRUE(s.ok()) << s.message;
   load_weights(c["weights"], [&](const std::string& name, double length, float*& data) {
     return m->weight(weight_names().at(name), length, data);
@@ -247,8 +252,8 @@ TEST(MultiHeadAttention, RejectsBadConfigsAndInputs) {
 TEST(Activation, MatchesPyTorchAndSimdMatchesReference) {
   const auto& a = fixture()["activations"];
   const auto x = floats(a["x"]);
-  const char* names[] = {"relu", "gelu", "gelu_tanh"};
-  for (int k = 0; k < 3; ++k) {
+  const char* names[] = {"relu", "gelu", "gelu_tanh", "silu"};
+  for (int k = 0; k < 4; ++k) {
     const auto expected = floats(a[names[k]]);
     for (int simd = 0; simd < 2; ++simd) {
       auto y = x;
@@ -267,31 +272,40 @@ TEST(Activation, MatchesPyTorchAndSimdMatchesReference) {
 }
 
 namespace {
-std::unique_ptr<EncoderLayer> make_layer(const nlohmann::json& c) {
-  const auto& cfg = c["config"];
-  EncoderLayerConfig config;
-  config.attention.dim = cfg["dim"];
-  config.attention.heads = cfg["numHeads"];
-  config.attention.bias = config.attention.out_bias = cfg.value("bias", true);
-  config.ffn_dim = cfg["ffnDim"];
+LayerSettings layer_settings(const nlohmann::json& cfg) {
+  LayerSettings l;
+  l.ffn_dim = cfg["ffnDim"];
   const std::string act = cfg["activation"], place = cfg["normPlacement"];
-  config.activation = act == "relu" ? Activation::relu : act == "gelu" ? Activation::gelu : Activation::gelu_tanh;
-  config.placement = place == "post" ? NormPlacement::post : place == "pre" ? NormPlacement::pre : NormPlacement::sandwich;
-  config.norm = cfg.value("norm", "layernorm") == "rmsnorm" ? NormKind::rms_norm : NormKind::layer_norm;
-  config.eps = cfg.value("eps", 1e-5);
-  config.ffn_bias = cfg.value("ffnBias", true);
+  l.activation = act == "relu"   ? Activation::relu
+                 : act == "gelu" ? Activation::gelu
+                 : act == "silu" ? Activation::silu
+                                 : Activation::gelu_tanh;
+  l.placement = place == "post" ? NormPlacement::post : place == "pre" ? NormPlacement::pre : NormPlacement::sandwich;
+  l.norm = cfg.value("norm", "layernorm") == "rmsnorm" ? NormKind::rms_norm : NormKind::layer_norm;
+  l.eps = cfg.value("eps", 1e-5);
+  l.ffn_bias = cfg.value("ffnBias", true);
+  l.ffn_gated = cfg.value("ffnGated", false);
+  return l;
+}
+
+// A state-dict name of an encoder layer (norms from 10, feed-forward from 18) or a decoder layer
+// (cross-attention from 10, norms from 20, feed-forward from 32) to its weight number.
+int layer_weight_number(const std::string& name, int cross, int norms, int ffn) {
+  auto starts = [&](const char* p) { return name.rfind(p, 0) == 0; };
+  if (starts("self_attn.")) return static_cast<int>(weight_names().at(name.substr(10)));
+  if (starts("multihead_attn.")) return cross + static_cast<int>(weight_names().at(name.substr(15)));
+  if (starts("norm")) return norms + 2 * (name[4] - '1') + (name.find(".bias") != std::string::npos ? 1 : 0);
+  static const std::map<std::string, int> ffn_names{{"linear1.weight", 0}, {"linear1.bias", 1}, {"linear2.weight", 2},
+                                                    {"linear2.bias", 3},   {"gate.weight", 4},   {"gate.bias", 5}};
+  return ffn + ffn_names.at(name);
+}
+
+std::unique_ptr<EncoderLayer> make_layer(const nlohmann::json& c) {
   std::unique_ptr<EncoderLayer> layer;
-  Status s = EncoderLayer::create(config, layer);
+  Status s = EncoderLayer::create(EncoderLayerConfig{mha_config(c["config"]), layer_settings(c["config"])}, layer);
   EXPECT_TRUE(s.ok()) << s.message;
-  static const std::map<std::string, int> names{
-      {"self_attn.in_proj_weight", 3}, {"self_attn.in_proj_bias", 8}, {"self_attn.out_proj.weight", 4},
-      {"self_attn.out_proj.bias", 9},  {"norm1.weight", 10},          {"norm1.bias", 11},
-      {"norm2.weight", 12},            {"norm2.bias", 13},            {"norm3.weight", 14},
-      {"norm3.bias", 15},              {"norm4.weight", 16},          {"norm4.bias", 17},
-      {"linear1.weight", 18},          {"linear1.bias", 19},          {"linear2.weight", 20},
-      {"linear2.bias", 21}};
   load_weights(c["weights"], [&](const std::string& name, double length, float*& data) {
-    return layer->weight(names.at(name), length, data);
+    return layer->weight(layer_weight_number(name, -1, kEncoderNorms, kEncoderFfn), length, data);
   });
   return layer;
 }
@@ -321,12 +335,12 @@ TEST(EncoderLayer, MatchesPyTorchInEveryNormPlacement) {
 
 TEST(EncoderLayer, RejectsBadConfigsAndWeights) {
   EncoderLayerConfig c;
-  c.attention.dim = 8, c.attention.heads = 2, c.ffn_dim = 0;
+  c.attention.dim = 8, c.attention.heads = 2, c.layer.ffn_dim = 0;
   std::unique_ptr<EncoderLayer> l;
   EXPECT_EQ(EncoderLayer::create(c, l).argument, "ffnDim");
-  c.ffn_dim = 16, c.eps = -1;
+  c.layer.ffn_dim = 16, c.layer.eps = -1;
   EXPECT_EQ(EncoderLayer::create(c, l).argument, "eps");
-  c.eps = 1e-5, c.norm = NormKind::rms_norm;
+  c.layer.eps = 1e-5, c.layer.norm = NormKind::rms_norm;
   ASSERT_TRUE(EncoderLayer::create(c, l).ok());
   float* data = nullptr;
   EXPECT_EQ(l->weight(11, 8, data).argument, "norm1.bias");    // RMSNorm has no bias
@@ -337,4 +351,109 @@ TEST(EncoderLayer, RejectsBadConfigsAndWeights) {
   in.query = x.data(), in.query_length = 16, in.batch = 1, in.q_len = 2;
   std::size_t n_out = 0, n_w = 0;
   EXPECT_EQ(l->prepare(in, n_out, n_w).argument, "linear1.weight");
+}
+
+TEST(EncoderLayer, InOutLayoutTakesOnlyTheFusedProjection) {
+  EncoderLayerConfig c;
+  c.attention.dim = 6, c.attention.heads = 2, c.attention.layout = WeightLayout::in_out, c.layer.ffn_dim = 8;
+  std::unique_ptr<EncoderLayer> l;
+  ASSERT_TRUE(EncoderLayer::create(c, l).ok());
+  float* data = nullptr;
+  EXPECT_EQ(l->weight(0, 36, data).argument, "qWeight");  // q/k/v columns interleave in c_attn
+  EXPECT_TRUE(l->weight(3, 108, data).ok());
+  EXPECT_EQ(l->weight(kEncoderFfn + 4, 48, data).argument, "gate.weight");  // not gated
+}
+
+namespace {
+std::unique_ptr<DecoderLayer> make_decoder(const nlohmann::json& c) {
+  DecoderLayerConfig config{mha_config(c["config"]), mha_config(c["config"]), layer_settings(c["config"])};
+  std::unique_ptr<DecoderLayer> layer;
+  Status s = DecoderLayer::create(config, layer);
+  EXPECT_TRUE(s.ok()) << s.message;
+  load_weights(c["weights"], [&](const std::string& name, double length, float*& data) {
+    return layer->weight(layer_weight_number(name, kDecoderCross, kDecoderNorms, kDecoderFfn), length, data);
+  });
+  return layer;
+}
+}  // namespace
+
+TEST(DecoderLayer, MatchesTorchTransformerDecoderLayer) {
+  for (const auto& c : fixture()["decoderLayers"]) {
+    auto layer = make_decoder(c);
+    const auto x = floats(c["x"]), memory = floats(c["memory"]);
+    const std::vector<int> dims = c["dims"], mdims = c["memoryDims"];
+    const auto keep = c["memoryMask"].get<std::vector<uint8_t>>();
+    DecoderLayer::Inputs in;
+    in.self.query = x.data(), in.self.query_length = static_cast<double>(x.size());
+    in.self.batch = dims[0], in.self.q_len = dims[1], in.self.causal = true, in.self.want_weights = true;
+    in.cross.key = in.cross.value = memory.data();
+    in.cross.key_length = in.cross.value_length = static_cast<double>(memory.size()), in.cross.kv_len = mdims[1];
+    in.cross.mask_kind = MaskKind::boolean, in.cross.mask = keep.data(), in.cross.mask_length = static_cast<double>(keep.size());
+    in.cross.mask_dims[0] = mdims[0], in.cross.mask_dims[3] = mdims[1];
+    std::size_t n_out = 0, n_w = 0;
+    ASSERT_TRUE(layer->prepare(in, n_out, n_w).ok()) << c["name"];
+    EXPECT_EQ(n_w, static_cast<std::size_t>(dims[0] * 2 * dims[1] * (dims[1] + mdims[1])));
+    std::vector<float> out(n_out), w(n_w);
+    ASSERT_TRUE(layer->run(out.data(), w.data(), in).ok());
+    EXPECT_LT(max_abs_diff(out, floats(c["out"])), 5e-5) << c["name"];
+    // Cross weights of batch 1 put nothing on its two padded memory positions.
+    const std::size_t cross = static_cast<std::size_t>(dims[0] * 2 * dims[1] * dims[1]);
+    for (int h = 0; h < 2; ++h)
+      for (int i = 0; i < dims[1]; ++i)
+        for (int j = 4; j < 6; ++j) EXPECT_EQ(w[cross + ((1 * 2 + h) * dims[1] + i) * 6 + j], 0.f);
+  }
+}
+
+TEST(DecoderLayer, CachedDecodingMatchesTheFullPass) {
+  const auto& c = fixture()["decoderLayers"][1];
+  auto full = make_decoder(c), step = make_decoder(c);
+  const auto x = floats(c["x"]), memory = floats(c["memory"]);
+  const int B = 2, L = 4, D = c["dims"][2], Lm = 6;
+  DecoderLayer::Inputs in;
+  in.self.batch = B, in.self.causal = true;
+  in.cross.key = in.cross.value = memory.data(), in.cross.key_length = in.cross.value_length = memory.size();
+  in.cross.kv_len = Lm;
+  in.self.query = x.data(), in.self.query_length = x.size(), in.self.q_len = L;
+  std::size_t n_out = 0, n_w = 0;
+  ASSERT_TRUE(full->prepare(in, n_out, n_w).ok());
+  std::vector<float> want(n_out);
+  ASSERT_TRUE(full->run(want.data(), nullptr, in).ok());
+  in.self.use_cache = true, in.self.q_len = 1, in.self.query_length = B * D;
+  for (int t = 0; t < L; ++t) {
+    std::vector<float> xt(B * D), got(B * D);
+    for (int b = 0; b < B; ++b) std::copy_n(x.begin() + (b * L + t) * D, D, xt.begin() + b * D);
+    in.self.query = xt.data();
+    ASSERT_TRUE(step->prepare(in, n_out, n_w).ok());
+    ASSERT_TRUE(step->run(got.data(), nullptr, in).ok());
+    for (int b = 0; b < B; ++b)
+      for (int d = 0; d < D; ++d) EXPECT_NEAR(got[b * D + d], want[(b * L + t) * D + d], 5e-5) << "step " << t;
+  }
+  EXPECT_EQ(step->self_attention().cache_length(), L);
+}
+
+TEST(DecoderLayer, RejectsMissingMemoryAndBadConfigs) {
+  DecoderLayerConfig c;
+  c.self_attention.dim = 8, c.self_attention.heads = 2, c.layer.ffn_dim = 16;
+  c.cross_attention = c.self_attention;
+  c.cross_attention.dim = 6;
+  std::unique_ptr<DecoderLayer> l;
+  EXPECT_EQ(DecoderLayer::create(c, l).argument, "crossAttention.dim");
+  c.cross_attention.dim = 8, c.cross_attention.positional = PositionalBias::alibi;
+  EXPECT_EQ(DecoderLayer::create(c, l).argument, "crossAttention.positional");
+  c.cross_attention.positional = PositionalBias::none;
+  ASSERT_TRUE(DecoderLayer::create(c, l).ok());
+  float* data = nullptr;
+  EXPECT_EQ(l->weight(kDecoderNorms + 6, 8, data).argument, "norm4.weight");  // only with sandwich
+  EXPECT_EQ(l->weight(kDecoderCross + 3, 100, data).argument, "inProjWeight");
+  std::vector<float> x(16);
+  DecoderLayer::Inputs in;
+  in.self.query = x.data(), in.self.query_length = 16, in.self.batch = 1, in.self.q_len = 2;
+  std::size_t n_out = 0, n_w = 0;
+  EXPECT_EQ(l->prepare(in, n_out, n_w).argument, "linear1.weight");
+  std::vector<float> w1(16 * 8), w2(8 * 16);
+  ASSERT_TRUE(l->weight(kDecoderFfn, 128, data).ok());
+  ASSERT_TRUE(l->weight(kDecoderFfn + 2, 128, data).ok());
+  ASSERT_TRUE(l->weight(3, 3 * 64, data).ok() && l->weight(4, 64, data).ok());
+  ASSERT_TRUE(l->weight(kDecoderCross + 3, 3 * 64, data).ok() && l->weight(kDecoderCross + 4, 64, data).ok());
+  EXPECT_EQ(l->prepare(in, n_out, n_w).argument, "memory");
 }
