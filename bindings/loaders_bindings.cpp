@@ -3,6 +3,7 @@
 // start-up. web/safetensors.js loads it on first use.
 #include <string>
 
+#include "attnkit/model_config.hpp"
 #include "attnkit/safetensors.hpp"
 #include "raw.hpp"
 
@@ -42,6 +43,16 @@ int to_float32_raw(uintptr_t slot, uintptr_t src, double count, int dtype) {
   });
 }
 
+std::string g_model_spec;  // the last config.json's spec (model_config.hpp), for web/model.js
+
+int model_spec_raw(uintptr_t, uintptr_t text, double length) {
+  Status s = check_integer("config.length", length, 0, 4294967295.0);
+  if (s.ok()) s = model_spec_from_config(in<char>(text), static_cast<std::size_t>(length), g_model_spec);
+  return s.ok() ? 0 : fail(std::move(s));
+}
+
+std::string last_model_spec() { return g_model_spec; }
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(attnkit_loaders) {
@@ -49,5 +60,7 @@ EMSCRIPTEN_BINDINGS(attnkit_loaders) {
   emscripten::function("_safetensorsIndex", &safetensors_index_raw);
   emscripten::function("_safetensorsIndexJson", &last_safetensors_index);
   emscripten::function("_toFloat32", &to_float32_raw);
+  emscripten::function("_modelSpec", &model_spec_raw);
+  emscripten::function("_modelSpecJson", &last_model_spec);
   attnkit_raw::bind_common();
 }

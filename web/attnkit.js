@@ -17,9 +17,11 @@ import * as rope from './rotary.js';
 import { linear } from './linear.js';
 import { MultiHeadAttention } from './multi_head_attention.js';
 import { EncoderLayer } from './encoder_layer.js';
+import { DecoderLayer } from './decoder_layer.js';
+import { Model, loadModel, modelSpec } from './model.js';
 import { loadSafetensors } from './safetensors.js';
 
-export { AttnkitError, Tensor, Embeddings, MultiHeadAttention, EncoderLayer };
+export { AttnkitError, Tensor, Embeddings, MultiHeadAttention, EncoderLayer, DecoderLayer, Model };
 export { invertMask, toAdditiveMask } from './masks.js';
 
 // (module (func (result v128) v128.const i32x4 0 0 0 0)): validates only where SIMD128 exists.
@@ -148,6 +150,25 @@ export class Attnkit extends WasmHeap {
     this.EncoderLayer = class extends EncoderLayer {
       constructor(options) {
         super(ak, options);
+      }
+    };
+    /** `new ak.DecoderLayer(options)`: self-attention, cross-attention over memory, feed-forward. */
+    this.DecoderLayer = class extends DecoderLayer {
+      constructor(options) {
+        super(ak, options);
+      }
+    };
+    /**
+     * `await ak.Model.fromPretrained({config, weights, onProgress})`: a model from Hugging Face
+     * config.json + .safetensors; `new ak.Model(spec)` from a spec (ak.modelSpec(config)).
+     */
+    this.Model = class extends Model {
+      constructor(spec) {
+        super(ak, spec);
+      }
+
+      static fromPretrained(options) {
+        return loadModel(ak, options);
       }
     };
     /** `new ak.MultiHeadAttention(options)`: attention with its own weights and KV cache. */
@@ -327,11 +348,16 @@ export class Attnkit extends WasmHeap {
     return loadSafetensors(this, source, options);
   }
 
-  /** Element-wise activation: 'relu', 'gelu' (erf, torch.nn.GELU) or 'gelu_tanh' (HF gelu_new). */
+  /** config.json (text, object or Response) -> the model spec Model is built from (async). */
+  modelSpec(config) {
+    return modelSpec(this, config);
+  }
+
+  /** Element-wise activation: 'relu', 'gelu' (erf, torch.nn.GELU), 'gelu_tanh' (HF gelu_new), 'silu'. */
   activation(x, kind = 'gelu') {
     const fn = 'activation';
     const t = floatInput(fn, 'x', x);
-    const k = oneOf(fn, 'kind', kind === 'gelu_new' ? 'gelu_tanh' : kind, ['relu', 'gelu', 'gelu_tanh']);
+    const k = oneOf(fn, 'kind', kind === 'gelu_new' ? 'gelu_tanh' : kind, ['relu', 'gelu', 'gelu_tanh', 'silu']);
     const data = this._withInputs([t.data], ([px]) => this._call(fn, '_activation', [px, t.data.length, k]));
     return new Tensor('float32', data, t.dims);
   }

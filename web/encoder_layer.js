@@ -7,37 +7,55 @@ import {
   sequenceInput,
 } from './multi_head_attention.js';
 
-// Index = the C++ weight number: the attention's 0..9, then the layer's 10..21.
-const WEIGHTS = [...ATTENTION_WEIGHTS, 'norm1.weight', 'norm1.bias', 'norm2.weight', 'norm2.bias', 'norm3.weight',
-  'norm3.bias', 'norm4.weight', 'norm4.bias', 'linear1.weight', 'linear1.bias', 'linear2.weight', 'linear2.bias'];
+export const FFN_WEIGHTS = ['linear1.weight', 'linear1.bias', 'linear2.weight', 'linear2.bias', 'gate.weight', 'gate.bias'];
+const norms = (n) => Array.from({ length: 2 * n }, (_, i) => `norm${(i >> 1) + 1}.${i & 1 ? 'bias' : 'weight'}`);
+// Index = the C++ weight number: the attention's 0..9, norm1..norm4 10..17, feed-forward 18..23.
+const WEIGHTS = [...ATTENTION_WEIGHTS, ...norms(4), ...FFN_WEIGHTS];
+// Hugging Face's LLaMA MLP names for the gated feed-forward.
+export const FFN_ALIASES = {
+  'mlp.up_proj.weight': 'linear1.weight', 'mlp.gate_proj.weight': 'gate.weight', 'mlp.down_proj.weight': 'linear2.weight',
+  'mlp.up_proj.bias': 'linear1.bias', 'mlp.gate_proj.bias': 'gate.bias', 'mlp.down_proj.bias': 'linear2.bias',
+};
 // torch.nn.TransformerEncoderLayer's state dict names its attention self_attn.*.
-const ALIASES = Object.fromEntries([
-  ...Object.entries(ATTENTION_ALIASES).map(([k, v]) => [`self_attn.${k}`, v]),
-  ...ATTENTION_WEIGHTS.map((k) => [`self_attn.${k}`, k]),
-]);
+export function prefixed(prefix) {
+  return Object.fromEntries([
+    ...Object.entries(ATTENTION_ALIASES).map(([k, v]) => [`${prefix}.${k}`, v]),
+    ...ATTENTION_WEIGHTS.map((k) => [`${prefix}.${k}`, k]),
+  ]);
+}
+
+// The layer settings after the attention's config: the 7 doubles of bindings layer_settings_from.
+export function layerSettings(fn, options) {
+  const {
+    ffnDim, activation = 'gelu', normPlacement = 'post', norm = 'layernorm', eps = 1e-5, ffnBias = true,
+    ffnGated = false,
+  } = options;
+  const act = activation === 'gelu_new' ? 'gelu_tanh' : activation;
+  const vector = [num(fn, 'ffnDim', ffnDim), oneOf(fn, 'activation', act, ['relu', 'gelu', 'gelu_tanh', 'silu']),
+    oneOf(fn, 'normPlacement', normPlacement, ['post', 'pre', 'sandwich']),
+    oneOf(fn, 'norm', norm, ['none', 'layernorm', 'rmsnorm']), optionalNumber(fn, 'eps', eps, 1e-5),
+    boolean(fn, 'ffnBias', ffnBias) ? 1 : 0, boolean(fn, 'ffnGated', ffnGated) ? 1 : 0];
+  return { vector, config: { ffnDim, activation: act, normPlacement, norm, eps, ffnBias, ffnGated } };
+}
 
 export class EncoderLayer extends HandleModule {
   /**
-   * options: the MultiHeadAttention options (dim, numHeads, numKvHeads, bias, positional, rotary,
-   * scale, causal) plus ffnDim, activation ('gelu' = erf, 'gelu_tanh' = HF gelu_new, 'relu'),
+   * options: the MultiHeadAttention options (dim, numHeads, numKvHeads, headDim, bias, outBias,
+   * positional, rotary, scale, causal, weightLayout 'outIn' | 'inOut') plus ffnDim, activation
+   * ('gelu' = erf, 'gelu_tanh' = HF gelu_new, 'relu', 'silu'), ffnGated (LLaMA's MLP),
    * normPlacement ('post' BERT, 'pre' GPT-2, 'sandwich'), norm ('layernorm' | 'rmsnorm'), eps
    * (1e-5), ffnBias (true).
    */
   constructor(ak, options = {}) {
     super();
     const fn = 'EncoderLayer';
-    const {
-      ffnDim, activation = 'gelu', normPlacement = 'post', norm = 'layernorm', eps = 1e-5, ffnBias = true,
-    } = options;
-    const { vector, config } = attentionConfig(fn, options);
-    const act = activation === 'gelu_new' ? 'gelu_tanh' : activation;
-    vector.push(num(fn, 'ffnDim', ffnDim), oneOf(fn, 'activation', act, ['relu', 'gelu', 'gelu_tanh']),
-      oneOf(fn, 'normPlacement', normPlacement, ['post', 'pre', 'sandwich']),
-      oneOf(fn, 'norm', norm, ['none', 'layernorm', 'rmsnorm']), optionalNumber(fn, 'eps', eps, 1e-5),
-      boolean(fn, 'ffnBias', ffnBias) ? 1 : 0);
-    this.config = { ...config, ffnDim, activation: act, normPlacement, norm, eps, ffnBias };
-    const handle = ak._withInputs([new Float64Array(vector)], ([pc]) => ak._raw(fn, '_layerCreate', [pc])[0]);
-    this._adopt(ak, handle, 'EncoderLayer', { free: '_layerFree', weight: '_layerWeight' }, WEIGHTS, ALIASES);
+    const a = attentionConfig(fn, options);
+    const l = layerSettings(fn, options);
+    this.config = { ...a.config, ...l.config };
+    const handle = ak._withInputs([new Float64Array([...a.vector, ...l.vector])],
+      ([pc]) => ak._raw(fn, '_layerCreate', [pc])[0]);
+    this._adopt(ak, handle, 'EncoderLayer', { free: '_layerFree', weight: '_layerWeight' }, WEIGHTS,
+      { ...prefixed('self_attn'), ...FFN_ALIASES });
   }
 
   /**

@@ -36,12 +36,12 @@ export function sequenceInput(fn, name, x, features) {
 }
 
 /**
- * The 25 doubles of the C++ MultiHeadAttentionConfig (bindings mha_config_from) and the config
+ * The 26 doubles of the C++ MultiHeadAttentionConfig (bindings mha_config_from) and the config
  * object the module reports. Shared with EncoderLayer.
  */
 export function attentionConfig(fn, {
   dim, numHeads, numKvHeads = 0, headDim = 0, kdim = 0, vdim = 0, bias = true, outBias = bias,
-  positional = 'none', rotary = {}, scale, causal = false,
+  positional = 'none', rotary = {}, scale, causal = false, weightLayout = 'outIn',
 } = {}) {
   const heads = num(fn, 'numHeads', numHeads);
   const d = num(fn, 'dim', dim);
@@ -54,10 +54,11 @@ export function attentionConfig(fn, {
     oneOf(fn, 'positional', positional, ['none', 'rotary', 'alibi']),
     scale === undefined ? NaN : num(fn, 'scale', scale),
     ...rotaryConfig(fn, Number.isInteger(hd) ? hd : 0, rotary ?? {}),
+    oneOf(fn, 'weightLayout', weightLayout, ['outIn', 'inOut']),
   ];
   const config = {
     dim: d, numHeads: heads, numKvHeads: numKvHeads || heads, headDim: hd, kdim: kdim || d, vdim: vdim || d,
-    bias, outBias, positional, causal: boolean(fn, 'causal', causal),
+    bias, outBias, positional, causal: boolean(fn, 'causal', causal), weightLayout,
   };
   return { vector, config };
 }

@@ -88,7 +88,7 @@ for (const ak of [simd, scalar]) {
 
   test(`${ak.backend}: activations match torch.nn.functional`, () => {
     const x = f32(fx.activations.x);
-    for (const kind of ['relu', 'gelu', 'gelu_tanh']) {
+    for (const kind of ['relu', 'gelu', 'gelu_tanh', 'silu']) {
       assertClose(ak.activation(x, kind).data, fx.activations[kind], kind, 2e-6, 0);
     }
     assertClose(ak.activation(x, 'gelu_new').data, fx.activations.gelu_tanh, 'gelu_new');
@@ -119,6 +119,38 @@ for (const ak of [simd, scalar]) {
     assert.throws(() => new ak.EncoderLayer({ dim: 8, numHeads: 2, ffnDim: 16, activation: 'swish' }),
       (e) => e.argument === 'activation');
     layer.dispose();
+  });
+
+  test(`${ak.backend}: DecoderLayer matches nn.TransformerDecoderLayer; its cache decodes step by step`, () => {
+    for (const c of fx.decoderLayers) {
+      const layer = new ak.DecoderLayer(c.config);
+      layer.setWeights(Object.fromEntries(Object.entries(c.weights).map(([k, v]) => [k, f32(v)])));
+      const x = new Tensor('float32', f32(c.x), c.dims);
+      const memory = new Tensor('float32', f32(c.memory), c.memoryDims);
+      const memoryAttentionMask = new Tensor('int32', Int32Array.from(c.memoryMask), c.memoryDims.slice(0, 2));
+      const { output, selfWeights, crossWeights } = layer.forward(x, { memory, memoryAttentionMask, returnWeights: true });
+      assertClose(output.data, c.out, c.name, 5e-5);
+      const [B, L, D] = c.dims, Lm = c.memoryDims[1];
+      assert.deepEqual(selfWeights.dims, [B, 2, L, L]);
+      assert.deepEqual(crossWeights.dims, [B, 2, L, Lm]);
+      assert.equal(selfWeights.data[1], 0); // causal: query 0 does not see key 1
+      assert.equal(crossWeights.data[(1 * 2 * L) * Lm + Lm - 1], 0); // batch 1's padded memory
+      // One token at a time through the cache gives the full pass's rows.
+      const step = new ak.DecoderLayer(c.config);
+      step.setWeights(Object.fromEntries(Object.entries(c.weights).map(([k, v]) => [k, f32(v)])));
+      for (let t = 0; t < L; t++) {
+        const xt = new Float32Array(B * D);
+        for (let b = 0; b < B; b++) xt.set(x.data.subarray((b * L + t) * D, (b * L + t + 1) * D), b * D);
+        const y = step.forward(new Tensor('float32', xt, [B, 1, D]), { memory, memoryAttentionMask, useCache: true });
+        for (let b = 0; b < B; b++) assertClose(y.data.subarray(b * D, (b + 1) * D), c.out.slice((b * L + t) * D, (b * L + t + 1) * D), `${c.name} step ${t}`, 5e-5);
+      }
+      assert.equal(step.cacheLength, L);
+      assert.throws(() => step.forward(x), (e) => e.argument === 'memory');
+      assert.throws(() => step.forward(x, { memory: new Tensor('float32', new Float32Array(6 * D), [1, 6, D]), useCache: true }),
+        (e) => e.argument === 'batch' || e.argument === 'key');
+      layer.dispose();
+      step.dispose();
+    }
   });
 
   test(`${ak.backend}: MultiHeadAttention rejects bad input with named arguments and leaks nothing`, () => {

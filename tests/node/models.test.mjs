@@ -1,0 +1,70 @@
+// Whole models from Hugging Face files on both builds: tiny BERT, RoBERTa (F16), GPT-2 and LLaMA
+// (BF16) checkpoints written by tests/golden/gen_fixtures.py, whose hidden states and attention
+// weights PyTorch computed with transformers' modeling code written out.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Tensor } from '../../web/attnkit.js';
+import { ROOT, backends, fixture, assertClose } from './helpers.mjs';
+
+const fx = fixture('models.json');
+const [simd, scalar] = await backends();
+const file = (dir, name) => fs.readFileSync(path.join(ROOT, 'tests/fixtures', dir, name));
+
+for (const ak of [simd, scalar]) {
+  for (const c of fx.cases) {
+    test(`${ak.backend}: ${c.name} gives PyTorch's hidden states and attention weights`, async () => {
+      const model = await ak.Model.fromPretrained({
+        config: file(c.dir, 'config.json').toString('utf8'), weights: new Uint8Array(file(c.dir, 'model.safetensors')),
+      });
+      const [B, L] = c.dims;
+      const ids = new Tensor('int32', Int32Array.from(c.inputIds), [B, L]);
+      const attentionMask = new Tensor('int32', Int32Array.from(c.attentionMask), [B, L]);
+      const tokenTypeIds = c.tokenTypeIds ? new Tensor('int32', Int32Array.from(c.tokenTypeIds), [B, L]) : undefined;
+      const r = model.forward(ids, { attentionMask, tokenTypeIds, outputHiddenStates: true, outputAttentions: true });
+      assert.equal(r.hiddenStates.length, c.hiddenStates.length);
+      r.hiddenStates.forEach((h, i) => assertClose(h.data, c.hiddenStates[i], `${c.name} hidden state ${i}`, 1e-4, 1e-4));
+      assertClose(r.lastHiddenState.data, c.hiddenStates.at(-1), `${c.name} last hidden state`, 1e-4, 1e-4);
+      assert.deepEqual(r.lastHiddenState.dims, [B, L, model.spec.layer.dim]);
+      assert.equal(r.attentions.length, c.attentions.length);
+      r.attentions.forEach((a, i) => {
+        assert.deepEqual(a.dims, [B, model.spec.layer.numHeads, L, L]);
+        assertClose(a.data, c.attentions[i], `${c.name} attentions ${i}`, 2e-5, 1e-4);
+      });
+      // Without the extras: the same last state.
+      const plain = model.forward(ids, { attentionMask, tokenTypeIds });
+      assert.deepEqual(Object.keys(plain), ['lastHiddenState']);
+      assert.deepEqual(plain.lastHiddenState.data, r.lastHiddenState.data);
+      model.dispose();
+      assert.throws(() => model.forward(ids), (e) => e.code === 'ERR_DISPOSED');
+    });
+  }
+
+  test(`${ak.backend}: Model reports unused tensors and unknown settings, rejects missing weights, leaks nothing`, async () => {
+    const dir = 'models/bert-tiny';
+    const config = JSON.parse(file(dir, 'config.json'));
+    const bytes = new Uint8Array(file(dir, 'model.safetensors'));
+    const model = await ak.Model.fromPretrained({ config: { ...config, my_setting: 3 }, weights: bytes });
+    assert.deepEqual(model.spec.unknown, ['my_setting']);
+    assert.ok(model.spec.ignored.includes('attention_probs_dropout_prob'));
+    assert.deepEqual(model.unusedWeights.sort(), ['bert.pooler.dense.bias', 'bert.pooler.dense.weight', 'cls.predictions.bias']);
+    model.dispose();
+
+    const state = await ak.loadSafetensors(bytes);
+    const partial = { ...state.tensors };
+    delete partial['bert.encoder.layer.1.output.dense.bias'];
+    const before = ak.mallocInUse;
+    await assert.rejects(ak.Model.fromPretrained({ config, weights: partial }),
+      (e) => e.argument === 'encoder.layer.1.output.dense.bias' && /lack/.test(e.message));
+    await assert.rejects(ak.Model.fromPretrained({ config: { ...config, position_embedding_type: 'relative_key' }, weights: state }),
+      (e) => e.argument === 'position_embedding_type');
+    await assert.rejects(ak.Model.fromPretrained({ config: '{"model_type": "bert"', weights: state }),
+      (e) => e.argument === 'config' && /not valid JSON/.test(e.message));
+    await assert.rejects(ak.Model.fromPretrained({ config, weights: bytes.subarray(0, 1000) }),
+      (e) => e.code === 'ERR_INVALID_ARGUMENT' || e.code === 'ERR_SHAPE_MISMATCH');
+    const wrong = { ...state.tensors, 'bert.embeddings.LayerNorm.bias': new Tensor('float32', new Float32Array(5), [5]) };
+    await assert.rejects(ak.Model.fromPretrained({ config, weights: wrong }), (e) => e.argument === 'normBias');
+    assert.equal(ak.mallocInUse, before, 'failed loads return all wasm memory');
+  });
+}

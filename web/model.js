@@ -1,0 +1,275 @@
+// A Transformer model from Hugging Face files: config.json (mapped by the C++ loaders module,
+// src/attnkit/model_config.hpp) and .safetensors weights under their Hugging Face names, built from
+// an Embeddings module, EncoderLayers and a final norm.
+import { AttnkitError } from './errors.js';
+import { Tensor } from './tensor.js';
+import { describe, idsInput } from './args.js';
+import { Embeddings } from './embeddings.js';
+import { EncoderLayer } from './encoder_layer.js';
+import { loaders, loadSafetensors } from './safetensors.js';
+
+// Per family: the checkpoint prefixes to strip (heads' checkpoints nest the base model), and each
+// Hugging Face tensor name -> [module, weight] with module 'embeddings', a layer number, or
+// 'final'. Names matching `ignore` are buffers, not weights.
+const FAMILIES = {
+  bert: {
+    prefixes: ['bert.', 'roberta.'],
+    embeddings: {
+      'embeddings.word_embeddings.weight': 'word', 'embeddings.position_embeddings.weight': 'position',
+      'embeddings.token_type_embeddings.weight': 'tokenType', 'embeddings.LayerNorm.weight': 'normWeight',
+      'embeddings.LayerNorm.bias': 'normBias',
+    },
+    layer: /^encoder\.layer\.(\d+)\.(.+)$/,
+    layerPrefix: 'encoder.layer.',
+    layerWeights: {
+      'attention.self.query.weight': 'qWeight', 'attention.self.query.bias': 'qBias',
+      'attention.self.key.weight': 'kWeight', 'attention.self.key.bias': 'kBias',
+      'attention.self.value.weight': 'vWeight', 'attention.self.value.bias': 'vBias',
+      'attention.output.dense.weight': 'outWeight', 'attention.output.dense.bias': 'outBias',
+      'attention.output.LayerNorm.weight': 'norm1.weight', 'attention.output.LayerNorm.bias': 'norm1.bias',
+      'intermediate.dense.weight': 'linear1.weight', 'intermediate.dense.bias': 'linear1.bias',
+      'output.dense.weight': 'linear2.weight', 'output.dense.bias': 'linear2.bias',
+      'output.LayerNorm.weight': 'norm2.weight', 'output.LayerNorm.bias': 'norm2.bias',
+    },
+    final: {},
+    ignore: /^embeddings\.position_ids$|^embeddings\.token_type_ids$/,
+  },
+  gpt2: {
+    prefixes: ['transformer.'],
+    embeddings: { 'wte.weight': 'word', 'wpe.weight': 'position' },
+    layer: /^h\.(\d+)\.(.+)$/,
+    layerPrefix: 'h.',
+    layerWeights: {
+      'ln_1.weight': 'norm1.weight', 'ln_1.bias': 'norm1.bias',
+      'attn.c_attn.weight': 'inProjWeight', 'attn.c_attn.bias': 'inProjBias',
+      'attn.c_proj.weight': 'outWeight', 'attn.c_proj.bias': 'outBias',
+      'ln_2.weight': 'norm2.weight', 'ln_2.bias': 'norm2.bias',
+      'mlp.c_fc.weight': 'linear1.weight', 'mlp.c_fc.bias': 'linear1.bias',
+      'mlp.c_proj.weight': 'linear2.weight', 'mlp.c_proj.bias': 'linear2.bias',
+    },
+    final: { 'ln_f.weight': 'weight', 'ln_f.bias': 'bias' },
+    ignore: /^h\.\d+\.attn\.(bias|masked_bias)$/, // the causal-mask buffers of older checkpoints
+  },
+  llama: {
+    prefixes: ['model.'],
+    embeddings: { 'embed_tokens.weight': 'word' },
+    layer: /^layers\.(\d+)\.(.+)$/,
+    layerPrefix: 'layers.',
+    layerWeights: {
+      'input_layernorm.weight': 'norm1.weight', 'post_attention_layernorm.weight': 'norm2.weight',
+      'self_attn.q_proj.weight': 'qWeight', 'self_attn.k_proj.weight': 'kWeight',
+      'self_attn.v_proj.weight': 'vWeight', 'self_attn.o_proj.weight': 'outWeight',
+      'self_attn.q_proj.bias': 'qBias', 'self_attn.k_proj.bias': 'kBias', 'self_attn.v_proj.bias': 'vBias',
+      'self_attn.o_proj.bias': 'outBias',
+      'mlp.gate_proj.weight': 'gate.weight', 'mlp.up_proj.weight': 'linear1.weight',
+      'mlp.down_proj.weight': 'linear2.weight', 'mlp.gate_proj.bias': 'gate.bias',
+      'mlp.up_proj.bias': 'linear1.bias', 'mlp.down_proj.bias': 'linear2.bias',
+    },
+    final: { 'norm.weight': 'weight' },
+    ignore: /^layers\.\d+\.self_attn\.rotary_emb\.inv_freq$/,
+  },
+};
+FAMILIES.roberta = FAMILIES.bert;
+
+/** config.json (text, parsed object, or Response) -> the model spec of model_config.hpp. */
+export async function modelSpec(ak, config) {
+  const fn = 'Model.fromPretrained';
+  let text = config;
+  if (typeof Response === 'function' && config instanceof Response) text = await config.text();
+  else if (config && typeof config === 'object' && !(config instanceof Uint8Array)) text = JSON.stringify(config);
+  if (typeof text !== 'string') {
+    throw new AttnkitError(`${fn}: config must be config.json's text, its parsed object or a Response, got ${describe(config)}`,
+      { code: 'ERR_INVALID_ARGUMENT', argument: 'config' });
+  }
+  const heap = await loaders(ak);
+  const bytes = new TextEncoder().encode(text);
+  heap._withInputs([bytes], ([p]) => heap._raw(fn, '_modelSpec', [p, bytes.length]));
+  return JSON.parse(heap._m._modelSpecJson());
+}
+
+function tensorsOf(weights) {
+  return weights && typeof weights.tensors === 'object' ? weights.tensors : weights;
+}
+
+export class Model {
+  /**
+   * spec: from modelSpec (config.json). Weights start unset; call setWeights with a Hugging Face
+   * state dict (or use Model.fromPretrained / ak.loadModel).
+   */
+  constructor(ak, spec) {
+    this._ak = ak;
+    this.spec = spec;
+    this.config = spec;
+    this._family = FAMILIES[spec.family];
+    if (!this._family) {
+      throw new AttnkitError(`Model: unsupported family ${describe(spec.family)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'family' });
+    }
+    this._modules = [];
+    try {
+      this.embeddings = this._own(new Embeddings(ak, spec.embeddings));
+      this.layers = [];
+      const hd = spec.layer.headDim;
+      for (let i = 0; i < spec.numLayers; i++) {
+        const scale = spec.layerScale === 'inverseLayerIdx' ? (spec.layer.scale ?? 1 / Math.sqrt(hd)) / (i + 1) : spec.layer.scale;
+        this.layers.push(this._own(new EncoderLayer(ak, { ...spec.layer, scale })));
+      }
+    } catch (e) {
+      this.dispose();
+      throw e;
+    }
+    const D = spec.layer.dim;
+    this._final = spec.finalNorm
+      ? { weight: new Float32Array(D).fill(1), bias: spec.finalNorm.norm === 'layernorm' ? new Float32Array(D) : undefined }
+      : null;
+    /** Tensors of the last setWeights that no module takes (heads such as lm_head, pooler). */
+    this.unusedWeights = [];
+  }
+
+  _own(m) {
+    this._modules.push(m);
+    return m;
+  }
+
+  /**
+   * Hugging Face state dict {name: Float32Array | Tensor} (or loadSafetensors' result). Every
+   * weight the model needs must be present; tensors it does not use are listed in unusedWeights.
+   */
+  setWeights(weights) {
+    const fn = 'setWeights';
+    const tensors = tensorsOf(weights);
+    if (!tensors || typeof tensors !== 'object') {
+      throw new AttnkitError(`${fn}: weights must be a state dict object, got ${describe(weights)}`, {
+        code: 'ERR_INVALID_ARGUMENT', argument: 'weights',
+      });
+    }
+    const f = this._family;
+    const emb = {}, final = {}, layers = this.layers.map(() => ({}));
+    const unused = [];
+    for (const [full, value] of Object.entries(tensors)) {
+      const prefix = f.prefixes.find((p) => full.startsWith(p));
+      const name = prefix ? full.slice(prefix.length) : full;
+      if (f.ignore.test(name)) continue;
+      const m = f.layer.exec(name);
+      if (f.embeddings[name]) emb[f.embeddings[name]] = value;
+      else if (f.final[name] && this._final) final[f.final[name]] = value;
+      else if (m && f.layerWeights[m[2]] && Number(m[1]) < this.layers.length) layers[Number(m[1])][f.layerWeights[m[2]]] = value;
+      else unused.push(full);
+    }
+    const missing = this._missing(emb, layers, final);
+    if (missing) {
+      throw new AttnkitError(`${fn}: the weights lack ${missing} (${Object.keys(tensors).length} tensors given)`, {
+        code: 'ERR_INVALID_ARGUMENT', argument: missing,
+      });
+    }
+    this.embeddings.setWeights(emb);
+    this.layers.forEach((l, i) => l.setWeights(layers[i]));
+    for (const k of Object.keys(final)) {
+      const t = final[k]?.data ?? final[k];
+      if (!(t instanceof Float32Array) || t.length !== this.spec.layer.dim) {
+        throw new AttnkitError(`${fn}: the final norm's ${k} must be a Float32Array of ${this.spec.layer.dim}, got ${describe(t)}`,
+          { code: 'ERR_SHAPE_MISMATCH', argument: k });
+      }
+      this._final[k] = t;
+    }
+    this.unusedWeights = unused;
+    return this;
+  }
+
+  // The first Hugging Face name the model needs and did not get, or null.
+  _missing(emb, layers, final) {
+    const f = this._family, s = this.spec;
+    const name = (table, ours) => Object.keys(table).find((k) => table[k] === ours);
+    const needEmb = ['word', ...(s.embeddings.positional === 'learned' ? ['position'] : []),
+      ...(s.embeddings.typeVocabSize > 0 ? ['tokenType'] : []), ...(s.embeddings.norm === 'layernorm' ? ['normWeight', 'normBias'] : [])];
+    for (const w of needEmb) if (!emb[w]) return name(f.embeddings, w);
+    const l = s.layer;
+    const fused = Object.values(f.layerWeights).includes('inProjWeight'); // GPT-2's c_attn
+    const needLayer = [
+      ...(fused ? ['inProjWeight', ...(l.bias ? ['inProjBias'] : [])]
+        : ['qWeight', 'kWeight', 'vWeight', ...(l.bias ? ['qBias', 'kBias', 'vBias'] : [])]),
+      'outWeight', ...(l.outBias ? ['outBias'] : []),
+      'norm1.weight', 'norm2.weight', ...(l.norm === 'layernorm' ? ['norm1.bias', 'norm2.bias'] : []),
+      'linear1.weight', 'linear2.weight', ...(l.ffnGated ? ['gate.weight'] : []),
+      ...(l.ffnBias ? ['linear1.bias', 'linear2.bias', ...(l.ffnGated ? ['gate.bias'] : [])] : []),
+    ];
+    for (let i = 0; i < layers.length; i++) {
+      for (const w of needLayer) if (layers[i][w] === undefined) return `${f.layerPrefix}${i}.${name(f.layerWeights, w)}`;
+    }
+    if (this._final) for (const w of Object.values(f.final)) if (!final[w]) return name(f.final, w);
+    return null;
+  }
+
+  /**
+   * inputIds [batch, L] (or [L]) -> {lastHiddenState [batch, L, dim], hiddenStates (with
+   * outputHiddenStates: the embeddings' output and each layer's, numLayers + 1 tensors; with a
+   * final norm the last is after it, as in transformers), attentions (with outputAttentions:
+   * per layer [batch, heads, L, L])}. attentionMask [batch, L]: 1 = token, 0 = padding.
+   * Positions are 0..L-1 (RoBERTa: counted past the padding id) unless positionIds are given.
+   */
+  forward(inputIds, { attentionMask, tokenTypeIds, positionIds, outputAttentions = false, outputHiddenStates = false } = {}) {
+    const fn = 'forward';
+    if (!this.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
+    const ids = idsInput(fn, 'inputIds', inputIds);
+    const [B, L] = ids.dims.length === 2 ? ids.dims : [1, ids.dims[0]];
+    let positions = positionIds;
+    if (positions === undefined && this.spec.positionIds === 'padding') {
+      positions = this._ak.positionIds(B, L, { inputIds: ids.data, paddingIdx: this.spec.embeddings.paddingIdx });
+    }
+    const mask = attentionMask === undefined ? undefined
+      : (() => { const m = idsInput(fn, 'attentionMask', attentionMask); return { data: m.data, dims: [B, L] }; })();
+    let x = this.embeddings.forward({ data: ids.data, dims: [B, L] }, {
+      tokenTypeIds, positionIds: this.spec.embeddings.positional === 'learned' ? positions : undefined,
+    });
+    const hidden = [], attentions = [];
+    const rope = this.spec.layer.positional === 'rotary' ? positions : undefined;
+    for (const layer of this.layers) {
+      if (outputHiddenStates) hidden.push(x);
+      const r = layer.forward(x, { attentionMask: mask, positionIds: rope, returnWeights: outputAttentions });
+      if (outputAttentions) {
+        attentions.push(r.weights);
+        x = r.output;
+      } else {
+        x = r;
+      }
+    }
+    if (this._final) {
+      x = this.spec.finalNorm.norm === 'rmsnorm'
+        ? this._ak.rmsNorm(x, { weight: this._final.weight, eps: this.spec.finalNorm.eps })
+        : this._ak.layerNorm(x, { gamma: this._final.weight, beta: this._final.bias, eps: this.spec.finalNorm.eps });
+    }
+    if (outputHiddenStates) hidden.push(x);
+    const result = { lastHiddenState: new Tensor('float32', x.data, [B, L, this.spec.layer.dim]) };
+    if (outputHiddenStates) result.hiddenStates = hidden;
+    if (outputAttentions) result.attentions = attentions;
+    return result;
+  }
+
+  /** Frees every module's wasm memory. */
+  dispose() {
+    for (const m of this._modules) m.dispose();
+    this._modules = [];
+    this.embeddings = null;
+    this.layers = [];
+  }
+}
+
+/**
+ * Builds a model from Hugging Face files: config (config.json text, object or Response) and
+ * weights (.safetensors as ArrayBuffer / Uint8Array / Response, or an already loaded state dict).
+ * onProgress(loadedBytes, totalBytes) reports the weights' download.
+ */
+export async function loadModel(ak, { config, weights, onProgress } = {}) {
+  const spec = await modelSpec(ak, config);
+  const state = weights instanceof ArrayBuffer || ArrayBuffer.isView(weights) ||
+    (typeof Response === 'function' && weights instanceof Response)
+    ? await loadSafetensors(ak, weights, { onProgress })
+    : weights;
+  const model = new Model(ak, spec);
+  try {
+    model.setWeights(state);
+  } catch (e) {
+    model.dispose();
+    throw e;
+  }
+  return model;
+}
