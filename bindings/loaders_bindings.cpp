@@ -5,6 +5,7 @@
 
 #include "attnkit/model_config.hpp"
 #include "attnkit/safetensors.hpp"
+#include "attnkit/tokenizer.hpp"
 #include "raw.hpp"
 
 using namespace attnkit;
@@ -53,6 +54,46 @@ int model_spec_raw(uintptr_t, uintptr_t text, double length) {
 
 std::string last_model_spec() { return g_model_spec; }
 
+Registry<Tokenizer> g_tokenizers{"Tokenizer", {}};
+
+// kind 0: tokenizer.json in a; 1: vocab.txt in a (lowercase); 2: encoder.json in a, vocab.bpe in b.
+// The handle goes to result slot [0].
+int tokenizer_create(uintptr_t slot, int kind, uintptr_t a, double a_length, uintptr_t b, double b_length, bool lowercase) {
+  Status s = check_integer("text.length", a_length, 0, 4294967295.0);
+  if (s.ok()) s = check_integer("text.length", b_length, 0, 4294967295.0);
+  if (s.ok() && (kind < 0 || kind > 2)) s = Status::error(Code::invalid_argument, "kind", "unknown tokenizer file kind");
+  if (!s.ok()) return fail(std::move(s));
+  std::unique_ptr<Tokenizer> t;
+  const auto na = static_cast<std::size_t>(a_length), nb = static_cast<std::size_t>(b_length);
+  s = kind == 0   ? Tokenizer::from_tokenizer_json(in<char>(a), na, t)
+      : kind == 1 ? Tokenizer::from_vocab_txt(in<char>(a), na, lowercase, t)
+                  : Tokenizer::from_gpt2_files(in<char>(a), na, in<char>(b), nb, t);
+  if (!s.ok()) return fail(std::move(s));
+  return g_tokenizers.adopt(slot, std::move(t));
+}
+
+std::string tokenizer_settings(double handle) {
+  Tokenizer* t = nullptr;
+  return g_tokenizers.find(handle, t).ok() ? t->settings() : std::string();
+}
+
+// words: UTF-8 words back to back; ends: int32 byte end of each. Result: int32 (id, word, end)
+// triples.
+int tokenizer_encode(uintptr_t slot, double handle, uintptr_t words, uintptr_t ends, double count) {
+  Tokenizer* t = nullptr;
+  Status s = g_tokenizers.find(handle, t);
+  if (s.ok()) s = check_integer("words.length", count, 0, 1 << 28);
+  std::vector<int32_t> out;
+  if (s.ok()) s = t->encode(in<char>(words), in<int32_t>(ends), static_cast<std::size_t>(count), out);
+  if (!s.ok()) return fail(std::move(s));
+  return with_result<int32_t>(slot, out.size(), [&](int32_t* r) {
+    std::copy(out.begin(), out.end(), r);
+    return Status::success();
+  });
+}
+
+void tokenizer_free(double handle) { g_tokenizers.free(handle); }
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(attnkit_loaders) {
@@ -62,5 +103,9 @@ EMSCRIPTEN_BINDINGS(attnkit_loaders) {
   emscripten::function("_toFloat32", &to_float32_raw);
   emscripten::function("_modelSpec", &model_spec_raw);
   emscripten::function("_modelSpecJson", &last_model_spec);
+  emscripten::function("_tokenizerCreate", &tokenizer_create);
+  emscripten::function("_tokenizerSettings", &tokenizer_settings);
+  emscripten::function("_tokenizerEncode", &tokenizer_encode);
+  emscripten::function("_tokenizerFree", &tokenizer_free);
   attnkit_raw::bind_common();
 }

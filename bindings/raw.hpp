@@ -13,9 +13,12 @@
 #include <malloc.h>
 
 #include <cstdint>
+#include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "attnkit/status.hpp"
 
@@ -92,6 +95,47 @@ int with_output_and_weights(uintptr_t slot, std::size_t n_out, bool want_weights
     return r;
   });
 }
+
+// Modules (Embeddings, MultiHeadAttention) live in C++; JavaScript holds a handle (a number):
+// 1 + an index into a registry. A stale or made-up handle is an error, not a wild pointer. Freed
+// slots are reused.
+template <class T>
+struct Registry {
+  const char* kind;
+  std::vector<std::unique_ptr<T>> items;
+
+  Status find(double handle, T*& out) const {
+    const bool valid = handle >= 1 && handle <= static_cast<double>(items.size()) && handle == std::floor(handle);
+    if (!valid || !items[static_cast<std::size_t>(handle) - 1]) {
+      return Status::error(Code::invalid_argument, "handle",
+                           std::string("no live ") + kind + " module has handle " + show_number(handle) +
+                               " (was it disposed?)");
+    }
+    out = items[static_cast<std::size_t>(handle) - 1].get();
+    return Status::success();
+  }
+  // Creates a module with T::create(config) and reports its handle in result slot [0].
+  template <class Config>
+  int create(uintptr_t slot, const Config& config) {
+    std::unique_ptr<T> m;
+    Status s = T::create(config, m);
+    if (!s.ok()) return fail(std::move(s));
+    return adopt(slot, std::move(m));
+  }
+  // Takes ownership of a created object and reports its handle in result slot [0].
+  int adopt(uintptr_t slot, std::unique_ptr<T> m) {
+    std::size_t i = 0;
+    while (i < items.size() && items[i]) ++i;
+    if (i == items.size()) items.emplace_back();
+    items[i] = std::move(m);
+    *reinterpret_cast<ResultSlot*>(slot) = {static_cast<uint32_t>(i + 1), 0};
+    return 0;
+  }
+  void free(double handle) {
+    T* m = nullptr;
+    if (find(handle, m).ok()) items[static_cast<std::size_t>(handle) - 1].reset();
+  }
+};
 
 template <class T>
 const T* in(uintptr_t p) { return reinterpret_cast<const T*>(p); }

@@ -20,8 +20,9 @@ import { EncoderLayer } from './encoder_layer.js';
 import { DecoderLayer } from './decoder_layer.js';
 import { Model, loadModel, modelSpec } from './model.js';
 import { loadSafetensors } from './safetensors.js';
+import { Tokenizer } from './tokenizer.js';
 
-export { AttnkitError, Tensor, Embeddings, MultiHeadAttention, EncoderLayer, DecoderLayer, Model };
+export { AttnkitError, Tensor, Embeddings, MultiHeadAttention, EncoderLayer, DecoderLayer, Model, Tokenizer };
 export { invertMask, toAdditiveMask } from './masks.js';
 
 // (module (func (result v128) v128.const i32x4 0 0 0 0)): validates only where SIMD128 exists.
@@ -170,6 +171,15 @@ export class Attnkit extends WasmHeap {
       static fromPretrained(options) {
         return loadModel(ak, options);
       }
+    };
+    /**
+     * `await ak.Tokenizer.fromJSON(tokenizerJson)`, `.fromVocab(vocabTxt, {lowercase})`,
+     * `.fromGpt2(encoderJson, vocabBpe)`: WordPiece and byte-level BPE tokenizers (web/tokenizer.js).
+     */
+    this.Tokenizer = {
+      fromJSON: (json) => Tokenizer.fromJSON(ak, json),
+      fromVocab: (vocab, options) => Tokenizer.fromVocab(ak, vocab, options),
+      fromGpt2: (encoderJson, vocabBpe) => Tokenizer.fromGpt2(ak, encoderJson, vocabBpe),
     };
     /** `new ak.MultiHeadAttention(options)`: attention with its own weights and KV cache. */
     this.MultiHeadAttention = class extends MultiHeadAttention {

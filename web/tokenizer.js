@@ -1,0 +1,397 @@
+// Tokenizers: Hugging Face tokenizer.json (WordPiece, byte-level BPE), BERT's vocab.txt and
+// GPT-2's encoder.json + vocab.bpe. The files are read and validated, and words become token ids,
+// in C++ (src/attnkit/tokenizer.hpp, in attnkit-loaders.wasm); the Unicode text steps run here:
+// normalisation (String.normalize, \p{..} classes), pre-tokenisation into words, special tokens,
+// truncation, padding and the post-processing template. Offsets are [start, end) indices into
+// the JavaScript string given to encode (UTF-16 code units, what String.slice takes).
+import { AttnkitError } from './errors.js';
+import { Tensor } from './tensor.js';
+import { describe } from './args.js';
+import { loaders } from './safetensors.js';
+
+const finalizer = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry(({ heap, handle }) => heap._m._tokenizerFree(handle))
+  : null;
+
+// GPT-2's byte <-> character table (bytes_to_unicode): printable bytes stand for themselves, the
+// rest are shifted past U+00FF so that every byte is a visible character.
+const BYTE_TO_CHAR = (() => {
+  const table = new Array(256);
+  let n = 0;
+  for (let b = 0; b < 256; b++) {
+    const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+    table[b] = String.fromCharCode(printable ? b : 256 + n++);
+  }
+  return table;
+})();
+const CHAR_TO_BYTE = new Map(BYTE_TO_CHAR.map((c, b) => [c, b]));
+// GPT-2's pre-tokenisation pattern (encoder.py), with Unicode letter and number classes.
+const GPT2_PATTERN = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
+const utf8 = new TextEncoder();
+
+// BERT's character classes (tokenizers' BertNormalizer / BertPreTokenizer).
+const isControl = (c) => c !== '\t' && c !== '\n' && c !== '\r' && /[\p{Cc}\p{Cf}]/u.test(c);
+const isWhitespace = (c) => /\s/u.test(c);
+const isPunctuation = (c) => {
+  const x = c.codePointAt(0);
+  return (x >= 33 && x <= 47) || (x >= 58 && x <= 64) || (x >= 91 && x <= 96) || (x >= 123 && x <= 126) || /\p{P}/u.test(c);
+};
+const isChinese = (x) => (x >= 0x4E00 && x <= 0x9FFF) || (x >= 0x3400 && x <= 0x4DBF) || (x >= 0x20000 && x <= 0x2A6DF) ||
+  (x >= 0x2A700 && x <= 0x2B73F) || (x >= 0x2B740 && x <= 0x2B81F) || (x >= 0x2B820 && x <= 0x2CEAF) ||
+  (x >= 0xF900 && x <= 0xFAFF) || (x >= 0x2F800 && x <= 0x2FA1F);
+const stripAccents = (s) => s.normalize('NFD').replace(/\p{Mn}/gu, '');
+
+/**
+ * Normalises `text` by the steps, keeping for each UTF-16 unit of the result the [start, end) of
+ * the source it came from. Works cluster by cluster (a base character and its combining marks),
+ * so that composition and decomposition stay within one source span.
+ */
+function normalize(text, steps, base = 0) {
+  let out = '';
+  const map = [];
+  for (const m of text.matchAll(/\P{M}\p{M}*|\p{M}+/gsu)) {
+    let s = m[0];
+    for (const step of steps) {
+      if (step.type === 'bert') {
+        let t = '';
+        for (const c of s) {
+          if (step.cleanText && (c === '\0' || c === '\uFFFD' || isControl(c))) continue;
+          if (step.cleanText && isWhitespace(c)) t += ' ';
+          else if (step.handleChineseChars && isChinese(c.codePointAt(0))) t += ` ${c} `;
+          else t += c;
+        }
+        if (step.stripAccents ?? step.lowercase) t = stripAccents(t);
+        s = step.lowercase ? t.toLowerCase() : t;
+      } else if (step.type === 'lowercase') s = s.toLowerCase();
+      else if (step.type === 'stripAccents') s = s.replace(/\p{Mn}/gu, '');
+      else s = s.normalize(step.type.toUpperCase());
+    }
+    out += s;
+    for (let k = 0; k < s.length; k++) map.push([base + m.index, base + m.index + m[0].length]);
+  }
+  return { text: out, map };
+}
+
+// Words of a normalised string: [{text, start}] (start: index into that string).
+function preTokenize(text, steps) {
+  let words = [{ text, start: 0 }];
+  for (const step of steps) {
+    const next = [];
+    for (const w of words) {
+      if (step.type === 'byteLevel') {
+        const pieces = step.useRegex ? w.text.matchAll(GPT2_PATTERN) : [Object.assign([w.text], { index: 0 })];
+        for (const m of pieces) next.push({ text: m[0], start: w.start + m.index });
+        continue;
+      }
+      let cur = '', at = 0;
+      const flush = () => {
+        if (cur) next.push({ text: cur, start: w.start + at });
+        cur = '';
+      };
+      let i = 0;
+      for (const c of w.text) {
+        if (isWhitespace(c)) flush();
+        else if (step.type === 'bert' && isPunctuation(c)) {
+          flush();
+          next.push({ text: c, start: w.start + i });
+        } else {
+          if (!cur) at = i;
+          cur += c;
+        }
+        i += c.length;
+      }
+      flush();
+    }
+    words = next;
+  }
+  return words;
+}
+
+async function textOf(fn, name, x) {
+  if (typeof Response === 'function' && x instanceof Response) return x.text();
+  if (x instanceof ArrayBuffer || ArrayBuffer.isView(x)) return new TextDecoder().decode(x);
+  if (typeof x === 'string') return x;
+  if (x && typeof x === 'object') return JSON.stringify(x);
+  throw new AttnkitError(`${fn}: ${name} must be text, bytes, a parsed object or a Response, got ${describe(x)}`, {
+    code: 'ERR_INVALID_ARGUMENT', argument: name,
+  });
+}
+
+async function create(ak, fn, kind, a, b = '', lowercase = true) {
+  const heap = await loaders(ak);
+  const ba = utf8.encode(a), bb = utf8.encode(b);
+  const handle = heap._withInputs([ba, bb], ([pa, pb]) => heap._raw(fn, '_tokenizerCreate', [kind, pa, ba.length, pb, bb.length, lowercase])[0]);
+  return new Tokenizer(heap, handle, JSON.parse(heap._m._tokenizerSettings(handle)));
+}
+
+export class Tokenizer {
+  /** tokenizer.json (text, bytes, parsed object or Response). */
+  static async fromJSON(ak, tokenizerJson) {
+    return create(ak, 'Tokenizer.fromJSON', 0, await textOf('Tokenizer.fromJSON', 'tokenizerJson', tokenizerJson));
+  }
+
+  /** BERT's vocab.txt (one token per line); lowercase: uncased models (default true). */
+  static async fromVocab(ak, vocabTxt, { lowercase = true } = {}) {
+    return create(ak, 'Tokenizer.fromVocab', 1, await textOf('Tokenizer.fromVocab', 'vocabTxt', vocabTxt), '', lowercase);
+  }
+
+  /** GPT-2's encoder.json and vocab.bpe. */
+  static async fromGpt2(ak, encoderJson, vocabBpe) {
+    const fn = 'Tokenizer.fromGpt2';
+    return create(ak, fn, 2, await textOf(fn, 'encoderJson', encoderJson), await textOf(fn, 'vocabBpe', vocabBpe));
+  }
+
+  constructor(heap, handle, settings) {
+    this._heap = heap;
+    this._handle = handle;
+    this._s = settings;
+    /** Token strings by id. */
+    this.vocab = settings.vocab;
+    this.model = settings.model;
+    this._added = settings.addedTokens.slice().sort((x, y) => y.content.length - x.content.length);
+    this._special = new Set(settings.addedTokens.filter((t) => t.special).map((t) => t.id));
+    const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    this._addedPattern = this._added.length ? new RegExp(this._added.map((t) => esc(t.content)).join('|'), 'g') : null;
+    finalizer?.register(this, { heap, handle }, this);
+  }
+
+  _live(fn) {
+    if (!this._handle) throw new AttnkitError(`${fn}: this Tokenizer was disposed`, { code: 'ERR_DISPOSED' });
+  }
+
+  // One text -> [{id, start, end}] before the template.
+  _pieces(fn, text) {
+    if (typeof text !== 'string') {
+      throw new AttnkitError(`${fn}: text must be a string, got ${describe(text)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'text' });
+    }
+    // 1. Added (special) tokens are matched on the raw text and never split.
+    const segments = [];
+    let at = 0;
+    if (this._addedPattern) {
+      for (const m of text.matchAll(this._addedPattern)) {
+        const tok = this._added.find((t) => t.content === m[0]);
+        let start = m.index, end = m.index + m[0].length;
+        if (tok.singleWord && (/\w/u.test(text[start - 1] ?? '') || /\w/u.test(text[end] ?? ''))) continue;
+        if (start < at) continue;
+        if (tok.lstrip) while (start > at && isWhitespace(text[start - 1])) start--;
+        if (tok.rstrip) while (end < text.length && isWhitespace(text[end])) end++;
+        segments.push({ text: text.slice(at, start), start: at });
+        segments.push({ id: tok.id, start: m.index, end: m.index + m[0].length });
+        at = end;
+      }
+    }
+    segments.push({ text: text.slice(at), start: at });
+    // 2. Normalise and split the rest into words; 3. the words to ids in one C++ call.
+    const words = [];
+    const byteLevel = this._s.preTokenizer.some((p) => p.type === 'byteLevel');
+    const prefixSpace = this._s.preTokenizer.some((p) => p.addPrefixSpace);
+    for (const seg of segments) {
+      if (seg.id !== undefined) {
+        words.push(seg);
+        continue;
+      }
+      const n = normalize(seg.text, this._s.normalizer, seg.start);
+      if (prefixSpace && n.text && !n.text.startsWith(' ')) {
+        n.text = ' ' + n.text;
+        n.map.unshift([seg.start, seg.start]);
+      }
+      for (const w of preTokenize(n.text, this._s.preTokenizer)) {
+        // For each byte of the string C++ sees: the [start, end) within w.text of the source
+        // character it stands for (byte-level BPE sees 1-2 bytes per source byte).
+        const from = [], to = [];
+        let model = '';
+        let k = 0;
+        for (const c of w.text) {
+          for (const byte of utf8.encode(c)) {
+            const n = byteLevel ? (BYTE_TO_CHAR[byte].charCodeAt(0) < 0x80 ? 1 : 2) : 1;
+            if (byteLevel) model += BYTE_TO_CHAR[byte];
+            for (let r = 0; r < n; r++) from.push(k), to.push(k + c.length);
+          }
+          if (!byteLevel) model += c;
+          k += c.length;
+        }
+        words.push({ model, from, to, start: w.start, map: n.map, text: w.text });
+      }
+    }
+    const modelWords = words.filter((w) => w.id === undefined);
+    const bytes = utf8.encode(modelWords.map((w) => w.model).join(''));
+    const ends = new Int32Array(modelWords.length);
+    let total = 0;
+    modelWords.forEach((w, i) => { total += utf8.encode(w.model).length; ends[i] = total; });
+    const triples = modelWords.length === 0 ? new Int32Array(0)
+      : this._heap._withInputs([bytes, ends], ([pw, pe]) => this._heap._call(fn, '_tokenizerEncode',
+        [this._handle, pw, pe, modelWords.length], undefined, Int32Array));
+    // 4. Back to source offsets.
+    const byWord = new Map();
+    for (let t = 0; t < triples.length; t += 3) {
+      const w = triples[t + 1];
+      if (!byWord.has(w)) byWord.set(w, []);
+      byWord.get(w).push([triples[t], triples[t + 2]]);
+    }
+    const pieces = [];
+    let mi = 0;
+    for (const w of words) {
+      if (w.id !== undefined) {
+        pieces.push({ id: w.id, start: w.start, end: w.end });
+        continue;
+      }
+      let prev = 0;
+      for (const [id, endByte] of byWord.get(mi) ?? []) {
+        let st = w.from[prev];
+        const e = w.to[endByte - 1];
+        if (byteLevel) while (st < e - 1 && w.text[st] === ' ') st++; // trim_offsets: not the leading space
+        pieces.push({ id, start: w.map[w.start + st][0], end: w.map[w.start + e - 1][1] });
+        prev = endByte;
+      }
+      mi++;
+    }
+    return pieces;
+  }
+
+  /** Token strings of a text, without special tokens added. */
+  tokenize(text) {
+    this._live('tokenize');
+    return this._pieces('tokenize', text).map((p) => this.vocab[p.id]);
+  }
+
+  /**
+   * text (or an array of texts: a batch, padded to its longest) -> {inputIds, attentionMask,
+   * tokenTypeIds, positionIds} as int32 Tensors ([L] or [batch, L]), tokens, and offsets
+   * ([start, end) in the text; [0, 0] for added special tokens and padding).
+   * Options: pair (a second text, or an array for a batch), addSpecialTokens (true: the model's
+   * template, e.g. [CLS] A [SEP] B [SEP]), maxLength, truncation (true = 'longest_first' when
+   * maxLength is given; 'only_first', 'only_second', false), padding (false, true / 'max_length'
+   * to maxLength, 'longest' for a batch), padId (when the tokenizer has no pad token).
+   */
+  encode(text, { pair, addSpecialTokens = true, maxLength, truncation, padding = false, padId } = {}) {
+    const fn = 'encode';
+    this._live(fn);
+    if (Array.isArray(text)) {
+      if (pair !== undefined && (!Array.isArray(pair) || pair.length !== text.length)) {
+        throw new AttnkitError(`${fn}: for a batch, pair must be an array of ${text.length} texts`, {
+          code: 'ERR_SHAPE_MISMATCH', argument: 'pair',
+        });
+      }
+      const rows = text.map((t, i) => this._encodeOne(fn, t, pair?.[i], addSpecialTokens, maxLength, truncation));
+      const target = padding === 'max_length' || padding === true && maxLength !== undefined ? maxLength
+        : Math.max(0, ...rows.map((r) => r.ids.length));
+      return this._finish(fn, rows, target, padId, true);
+    }
+    const row = this._encodeOne(fn, text, pair, addSpecialTokens, maxLength, truncation);
+    const target = padding === true || padding === 'max_length' ? maxLength : row.ids.length;
+    if ((padding === true || padding === 'max_length') && maxLength === undefined) {
+      throw new AttnkitError(`${fn}: padding to max_length needs maxLength`, { code: 'ERR_INVALID_ARGUMENT', argument: 'maxLength' });
+    }
+    return this._finish(fn, [row], target, padId, false);
+  }
+
+  _encodeOne(fn, text, pair, addSpecialTokens, maxLength, truncation) {
+    const a = this._pieces(fn, text);
+    const b = pair === undefined ? null : this._pieces(fn, pair);
+    const tmpl = addSpecialTokens && this._s.template ? this._s.template[b ? 'pair' : 'single'] : null;
+    if (maxLength !== undefined && !(Number.isInteger(maxLength) && maxLength >= 0)) {
+      throw new AttnkitError(`${fn}: maxLength must be a non-negative integer, got ${describe(maxLength)}`, {
+        code: 'ERR_INVALID_ARGUMENT', argument: 'maxLength',
+      });
+    }
+    const strategy = truncation === undefined || truncation === true ? 'longest_first' : truncation;
+    if (maxLength !== undefined && strategy) {
+      const budget = maxLength - (tmpl ? tmpl.filter((t) => t.sequence === undefined).length : 0);
+      if (budget < 0) {
+        throw new AttnkitError(`${fn}: maxLength ${maxLength} leaves no room for the special tokens`, {
+          code: 'ERR_INVALID_ARGUMENT', argument: 'maxLength',
+        });
+      }
+      if (!['longest_first', 'only_first', 'only_second'].includes(strategy)) {
+        throw new AttnkitError(`${fn}: truncation must be true, false, 'longest_first', 'only_first' or 'only_second', got ${describe(truncation)}`,
+          { code: 'ERR_INVALID_ARGUMENT', argument: 'truncation' });
+      }
+      while (a.length + (b?.length ?? 0) > budget) {
+        const cut = strategy === 'only_first' ? a : strategy === 'only_second' ? b : (b && b.length > a.length ? b : a);
+        if (!cut || cut.length === 0) {
+          throw new AttnkitError(`${fn}: cannot truncate to maxLength ${maxLength} with truncation '${strategy}'`, {
+            code: 'ERR_INVALID_ARGUMENT', argument: 'truncation',
+          });
+        }
+        cut.pop();
+      }
+    }
+    const row = { ids: [], types: [], offsets: [] };
+    const put = (p, type) => {
+      row.ids.push(p.id);
+      row.types.push(type);
+      row.offsets.push(p.start === undefined ? [0, 0] : [p.start, p.end]);
+    };
+    if (!tmpl) {
+      a.forEach((p) => put(p, 0));
+      b?.forEach((p) => put(p, 1));
+    } else {
+      for (const t of tmpl) {
+        if (t.sequence === undefined) put({ id: t.id }, t.typeId);
+        else (t.sequence === 0 ? a : b).forEach((p) => put(p, t.typeId));
+      }
+    }
+    return row;
+  }
+
+  _finish(fn, rows, target, padId, batched) {
+    const pad = padId ?? this._s.pad?.id;
+    const longest = Math.max(0, ...rows.map((r) => r.ids.length));
+    const L = Math.max(target ?? longest, longest);
+    if (rows.some((r) => r.ids.length < L) && pad === undefined) {
+      throw new AttnkitError(`${fn}: this tokenizer has no pad token; pass padId`, { code: 'ERR_INVALID_ARGUMENT', argument: 'padId' });
+    }
+    const ids = [], mask = [], types = [], positions = [], tokens = [], offsets = [];
+    for (const r of rows) {
+      const n = r.ids.length;
+      ids.push([...r.ids, ...new Array(L - n).fill(pad)]);
+      mask.push([...new Array(n).fill(1), ...new Array(L - n).fill(0)]);
+      types.push([...r.types, ...new Array(L - n).fill(this._s.pad?.typeId ?? 0)]);
+      positions.push(Array.from({ length: L }, (_, i) => i));
+      tokens.push(ids.at(-1).map((id) => this.vocab[id]));
+      offsets.push([...r.offsets, ...Array.from({ length: L - n }, () => [0, 0])]);
+    }
+    const t = (a) => new Tensor('int32', Int32Array.from(a.flat()), batched ? [rows.length, L] : [L]);
+    return {
+      inputIds: t(ids), attentionMask: t(mask), tokenTypeIds: t(types), positionIds: t(positions),
+      tokens: batched ? tokens : tokens[0], offsets: batched ? offsets : offsets[0],
+    };
+  }
+
+  /** ids (array, Int32Array or Tensor) -> text. skipSpecialTokens drops [CLS], <|endoftext|>, ... */
+  decode(ids, { skipSpecialTokens = false } = {}) {
+    const fn = 'decode';
+    this._live(fn);
+    const list = Array.from(ids?.data ?? ids ?? []);
+    const parts = [];
+    for (const id of list) {
+      if (!Number.isInteger(id) || id < 0 || id >= this.vocab.length) {
+        throw new AttnkitError(`${fn}: id ${describe(id)} is outside [0, ${this.vocab.length})`, {
+          code: 'ERR_OUT_OF_RANGE', argument: 'ids',
+        });
+      }
+      if (skipSpecialTokens && this._special.has(id)) continue;
+      parts.push(this.vocab[id]);
+    }
+    if (this.model === 'bpe') {
+      const bytes = [];
+      for (const p of parts) {
+        if (this._added.some((t) => t.content === p)) bytes.push(...utf8.encode(p));
+        else for (const c of p) bytes.push(CHAR_TO_BYTE.get(c) ?? 63);
+      }
+      return new TextDecoder().decode(Uint8Array.from(bytes));
+    }
+    const prefix = this._s.continuingSubwordPrefix;
+    return parts.join(' ').split(` ${prefix}`).join('')
+      .replace(/ ([.?!,])/g, '$1').replace(/ ' /g, "'").replace(/ n't/g, "n't")
+      .replace(/ '(m|s|ve|re)\b/g, "'$1");
+  }
+
+  /** Frees the vocabulary held in wasm memory. */
+  dispose() {
+    if (!this._handle) return;
+    finalizer?.unregister(this);
+    this._heap._m._tokenizerFree(this._handle);
+    this._handle = 0;
+  }
+}
