@@ -1,5 +1,5 @@
 // `npm run bench [-- section ...]`: attnkit against its peers, measured in the same run.
-// Sections: load, positional, embeddings, attention (default: all). Prints markdown tables; writes bench/results/last.json.
+// Sections: load, positional, embeddings, attention, model (default: all). Prints markdown tables; writes bench/results/last.json.
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -8,6 +8,7 @@ import { load } from '../web/attnkit.js';
 import { ROOT, fresh, fmt, interleaved, stats, table } from './lib.mjs';
 import { benchEmbeddings } from './embeddings.mjs';
 import { benchAttention } from './attention.mjs';
+import { benchModel } from './model.mjs';
 
 const results = { machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version, v8: process.versions.v8 } };
 const sections = process.argv.slice(2);
@@ -81,6 +82,10 @@ if (want('attention')) {
 
 if (want('embeddings')) {
   results.embeddings = await benchEmbeddings({ simd: await load({ simd: true }), scalar: await load({ simd: false }) });
+}
+
+if (want('model')) {
+  results.model = await benchModel({ simd: await load({ simd: true }), scalar: await load({ simd: false }) });
 }
 
 fs.mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });

@@ -48,11 +48,11 @@ export function valueInfo(name, elemType, dims) {
   return new Msg().bytes(1, name).bytes(2, new Msg().bytes(1, tensorType));
 }
 
-/** A float32 or int32 initializer from a typed array. */
+/** A float32, int32 or int64 initializer from a typed array. */
 export function tensor(name, array, dims) {
   const t = new Msg();
   for (const d of dims) t.int(1, d);
-  t.int(2, array instanceof Int32Array ? INT32 : FLOAT).bytes(8, name);
+  t.int(2, array instanceof Int32Array ? INT32 : array instanceof BigInt64Array ? INT64 : FLOAT).bytes(8, name);
   t.bytes(9, new Uint8Array(array.buffer, array.byteOffset, array.byteLength));
   return t;
 }
