@@ -206,6 +206,11 @@ export interface MultiHeadAttentionOptions {
   scale?: number;
   /** Default for forward's causal. */
   causal?: boolean;
+  /**
+   * 'outIn' (nn.Linear, default) or 'inOut' (GPT-2's Conv1D: c_attn [dim, 3 dim], set as
+   * inProjWeight; self-attention only when kdim = vdim = dim).
+   */
+  weightLayout?: 'outIn' | 'inOut';
 }
 
 /**
@@ -261,8 +266,10 @@ export class MultiHeadAttention {
 export interface EncoderLayerOptions extends MultiHeadAttentionOptions {
   /** dim_feedforward / intermediate_size. */
   ffnDim: number;
-  /** 'gelu' (erf, torch.nn.GELU), 'gelu_tanh' / 'gelu_new' (tanh approximation), 'relu'. Default 'gelu'. */
-  activation?: 'gelu' | 'gelu_tanh' | 'gelu_new' | 'relu';
+  /** 'gelu' (erf, torch.nn.GELU), 'gelu_tanh' / 'gelu_new' (tanh approximation), 'relu', 'silu'. Default 'gelu'. */
+  activation?: 'gelu' | 'gelu_tanh' | 'gelu_new' | 'relu' | 'silu';
+  /** LLaMA's gated feed-forward: linear2(act(gate(x)) * linear1(x)) (gate.weight = mlp.gate_proj.weight). */
+  ffnGated?: boolean;
   /** 'post' (BERT, nn.TransformerEncoderLayer default), 'pre' (GPT-2), 'sandwich'. Default 'post'. */
   normPlacement?: 'post' | 'pre' | 'sandwich';
   norm?: 'layernorm' | 'rmsnorm';
@@ -283,6 +290,97 @@ export class EncoderLayer {
   forward(x: Floats, options: Omit<MultiHeadAttentionForwardOptions, 'key' | 'value' | 'useCache'> & { returnWeights: true }): { output: Tensor<Float32Array>; weights: Tensor<Float32Array> };
   dispose(): void;
 }
+
+export interface DecoderLayerOptions extends EncoderLayerOptions {
+  /** The attention over the memory (defaults: the self-attention's heads and bias, kdim = vdim = dim). */
+  crossAttention?: { numHeads?: number; numKvHeads?: number; headDim?: number; kdim?: number; vdim?: number; bias?: boolean; outBias?: boolean };
+}
+
+export interface DecoderLayerForwardOptions extends Omit<MultiHeadAttentionForwardOptions, 'key' | 'value'> {
+  /** The encoder's output [batch, memoryLength, kdim]. */
+  memory: Floats;
+  /** Broadcast to [batch, crossHeads, L, memoryLength]. */
+  memoryMask?: Mask;
+  /** Hugging Face encoder_attention_mask [batch, memoryLength]: 1 = token. */
+  memoryAttentionMask?: Ids;
+}
+
+export class DecoderLayer {
+  readonly config: Record<string, unknown>;
+  /** torch.nn.TransformerDecoderLayer names (self_attn.*, multihead_attn.*, norm1..3, linear1/2), or cross.* for the cross-attention. */
+  setWeights(weights: { [name: string]: Floats | undefined }): this;
+  forward(x: Floats, options: DecoderLayerForwardOptions & { returnWeights?: false }): Tensor<Float32Array>;
+  forward(x: Floats, options: DecoderLayerForwardOptions & { returnWeights: true }): { output: Tensor<Float32Array>; selfWeights: Tensor<Float32Array>; crossWeights: Tensor<Float32Array> };
+  readonly cacheLength: number;
+  resetCache(): this;
+  dispose(): void;
+}
+
+/** What config.json maps to (src/attnkit/model_config.hpp). */
+export interface ModelSpec {
+  family: 'bert' | 'roberta' | 'gpt2' | 'llama';
+  numLayers: number;
+  embeddings: EmbeddingsOptions;
+  positionIds: 'arange' | 'padding';
+  layer: EncoderLayerOptions & { headDim: number };
+  layerScale?: 'inverseLayerIdx';
+  finalNorm: null | { norm: 'layernorm' | 'rmsnorm'; eps: number };
+  /** config.json settings without effect on a forward pass (dropouts, token ids, dtype, ...). */
+  ignored: string[];
+  /** config.json settings attnkit does not know: not applied. */
+  unknown: string[];
+}
+
+export interface ModelOutput {
+  /** [batch, L, dim] */
+  lastHiddenState: Tensor<Float32Array>;
+  /** With outputHiddenStates: numLayers + 1 tensors (the embeddings' output first; after the final norm last, as transformers). */
+  hiddenStates?: Tensor<Float32Array>[];
+  /** With outputAttentions: per layer [batch, heads, L, L]. */
+  attentions?: Tensor<Float32Array>[];
+}
+
+export class Model {
+  readonly spec: ModelSpec;
+  /** Tensors of the last setWeights that no module takes (lm_head, pooler, ...). */
+  readonly unusedWeights: string[];
+  /** A Hugging Face state dict (names as in the checkpoint, heads' prefixes such as "bert." accepted). */
+  setWeights(weights: { [name: string]: Floats } | Safetensors): this;
+  /** inputIds [batch, L] or [L]; attentionMask 1 = token, 0 = padding. */
+  forward(inputIds: Ids, options?: { attentionMask?: Ids; tokenTypeIds?: Ids; positionIds?: Ids; outputAttentions?: boolean; outputHiddenStates?: boolean }): ModelOutput;
+  dispose(): void;
+}
+
+export interface Encoding<T> {
+  inputIds: Tensor<Int32Array>;
+  attentionMask: Tensor<Int32Array>;
+  tokenTypeIds: Tensor<Int32Array>;
+  positionIds: Tensor<Int32Array>;
+  tokens: T extends string ? string[] : string[][];
+  /** [start, end) UTF-16 indices into the text; [0, 0] for added special tokens and padding. */
+  offsets: T extends string ? [number, number][] : [number, number][][];
+}
+
+export interface EncodeOptions<T> {
+  pair?: T;
+  addSpecialTokens?: boolean;
+  maxLength?: number;
+  truncation?: boolean | 'longest_first' | 'only_first' | 'only_second';
+  padding?: boolean | 'max_length' | 'longest';
+  padId?: number;
+}
+
+export class Tokenizer {
+  readonly model: 'wordpiece' | 'bpe';
+  /** Token strings by id. */
+  readonly vocab: string[];
+  encode<T extends string | string[]>(text: T, options?: EncodeOptions<T>): Encoding<T>;
+  tokenize(text: string): string[];
+  decode(ids: Ids | number[], options?: { skipSpecialTokens?: boolean }): string;
+  dispose(): void;
+}
+
+type TextSource = string | ArrayBuffer | ArrayBufferView | Response | object;
 
 export interface Safetensors {
   /** Every tensor as float32 (F16 and BF16 converted exactly). */
@@ -339,7 +437,22 @@ export class Attnkit {
   /** y = x Wᵀ + b over the last dim: weight [out, in] ('outIn', nn.Linear) or [in, out] ('inOut', GPT-2 Conv1D). */
   linear(x: Floats, weight: Floats, options?: { bias?: Floats; layout?: 'outIn' | 'inOut' }): Tensor<Float32Array>;
   /** Element-wise 'relu', 'gelu' (erf) or 'gelu_tanh' / 'gelu_new'. */
-  activation(x: Floats, kind?: 'relu' | 'gelu' | 'gelu_tanh' | 'gelu_new'): Tensor<Float32Array>;
+  activation(x: Floats, kind?: 'relu' | 'gelu' | 'gelu_tanh' | 'gelu_new' | 'silu'): Tensor<Float32Array>;
+  /** config.json (text, object or Response) → the spec a Model is built from. */
+  modelSpec(config: TextSource): Promise<ModelSpec>;
+  /** `new ak.DecoderLayer(options)`: self-attention, cross-attention over memory, feed-forward. */
+  readonly DecoderLayer: new (options: DecoderLayerOptions) => DecoderLayer;
+  /** `await ak.Model.fromPretrained({config, weights, onProgress})` or `new ak.Model(spec)`. */
+  readonly Model: {
+    new (spec: ModelSpec): Model;
+    fromPretrained(options: { config: TextSource; weights: ArrayBuffer | ArrayBufferView | Response | { [name: string]: Floats } | Safetensors; onProgress?: (loaded: number, total?: number) => void }): Promise<Model>;
+  };
+  /** Tokenizers from Hugging Face tokenizer.json, BERT's vocab.txt, or GPT-2's encoder.json + vocab.bpe. */
+  readonly Tokenizer: {
+    fromJSON(tokenizerJson: TextSource): Promise<Tokenizer>;
+    fromVocab(vocabTxt: TextSource, options?: { lowercase?: boolean }): Promise<Tokenizer>;
+    fromGpt2(encoderJson: TextSource, vocabBpe: TextSource): Promise<Tokenizer>;
+  };
   /** Reads bytes or a fetch Response (streamed, with progress) and parses (header validated in C++, in attnkit-loaders.wasm, loaded on first use). */
   loadSafetensors(source: ArrayBuffer | ArrayBufferView | Response, options?: { onProgress?: (loaded: number, total?: number) => void }): Promise<Safetensors>;
   /** `new ak.EncoderLayer(options)`: attention + feed-forward with residuals and norms. */
