@@ -3,24 +3,11 @@
 // thread), onnxruntime-web (wasm, SIMD, one thread; Gather + Add + LayerNormalization) and plain
 // JavaScript, in one run (blocks of calls per implementation, rotated; see lib.mjs), plus two copy floors: a JavaScript gather of the rows, and
 // attnkit's own memcpy gather inside wasm.
-import { blocked, evictCaches, fmt, table } from './lib.mjs';
+import { blocked, evictCaches, fmt, table, normal } from './lib.mjs';
 import { model, node, tensor, valueInfo, FLOAT, INT32 } from './onnx.mjs';
 import { maxAbsDiff } from '../tests/node/helpers.mjs';
 
 const VOCAB = 30522, DIM = 768, L = 512, TYPES = 2, EPS = 1e-12;
-
-// Deterministic N(0, sd) values (Box-Muller over a 32-bit LCG), as BERT's N(0, 0.02) init.
-function normal(n, sd, seed) {
-  const a = new Float32Array(n);
-  let s = seed >>> 0;
-  const u = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) + 0.5) / 4294967296;
-  for (let i = 0; i < n; i += 2) {
-    const r = Math.sqrt(-2 * Math.log(u())) * sd, t = 2 * Math.PI * u();
-    a[i] = r * Math.cos(t);
-    if (i + 1 < n) a[i + 1] = r * Math.sin(t);
-  }
-  return a;
-}
 
 function plainJs(out, w, ids, types) {
   for (let t = 0; t < L; t++) {

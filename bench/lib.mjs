@@ -108,3 +108,16 @@ export function table(title, header, rows) {
     if (k === 0) console.log(`|${w.map((n) => '-'.repeat(n + 2)).join('|')}|`);
   }
 }
+
+/** n deterministic N(0, sd) values (Box-Muller over a 32-bit LCG): weights for the benchmarks. */
+export function normal(n, sd, seed) {
+  const a = new Float32Array(n);
+  let s = seed >>> 0;
+  const u = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) + 0.5) / 4294967296;
+  for (let i = 0; i < n; i += 2) {
+    const r = Math.sqrt(-2 * Math.log(u())) * sd, t = 2 * Math.PI * u();
+    a[i] = r * Math.cos(t);
+    if (i + 1 < n) a[i + 1] = r * Math.sin(t);
+  }
+  return a;
+}

@@ -4,23 +4,11 @@
 // scalar builds, output copied out to JS) against onnxruntime-web (wasm, SIMD, one thread) running
 // the same architecture and weights as an ONNX graph (built here with bench/onnx.mjs; ORT's graph
 // optimisations fuse it: Attention, BiasGelu, SkipLayerNorm), in one run.
-import { blocked, fmt, table } from './lib.mjs';
+import { blocked, fmt, table, normal } from './lib.mjs';
 import { model, node, tensor, valueInfo, FLOAT, INT32 } from './onnx.mjs';
 import { maxAbsDiff } from '../tests/node/helpers.mjs';
 
 const V = 30522, D = 256, LAYERS = 4, H = 4, F = 1024, P = 512, L = 128, EPS = 1e-12;
-
-function normal(n, sd, seed) {
-  const a = new Float32Array(n);
-  let s = seed >>> 0;
-  const u = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) + 0.5) / 4294967296;
-  for (let i = 0; i < n; i += 2) {
-    const r = Math.sqrt(-2 * Math.log(u())) * sd, t = 2 * Math.PI * u();
-    a[i] = r * Math.cos(t);
-    if (i + 1 < n) a[i + 1] = r * Math.sin(t);
-  }
-  return a;
-}
 
 // [out, in] -> [in, out]
 function transpose(w, out, inn) {

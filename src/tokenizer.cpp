@@ -50,20 +50,24 @@ std::string type_of(const json& j) {
   return t != j.end() && t->is_string() ? t->get<std::string>() : std::string();
 }
 
+// A "Sequence" normalizer or pre-tokenizer: `one` on each item of j[key], in order.
+template <class One>
+Status sequence(const json& j, const char* key, const std::string& where, json& steps, One one) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) return bad(where + "." + key, where + "." + key + " must be an array");
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    Status s = one((*it)[i], where + "." + key + "[" + std::to_string(i) + "]", steps);
+    if (!s.ok()) return s;
+  }
+  return Status::success();
+}
+
 // Normalizer -> list of steps for web/tokenizer.js.
 Status normalizer_steps(const json& n, const std::string& where, json& steps) {
   if (n.is_null()) return Status::success();
   if (!n.is_object()) return bad(where, where + " must be an object or null");
   const std::string t = type_of(n);
-  if (t == "Sequence") {
-    const auto it = n.find("normalizers");
-    if (it == n.end() || !it->is_array()) return bad(where + ".normalizers", where + ".normalizers must be an array");
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      Status s = normalizer_steps((*it)[i], where + ".normalizers[" + std::to_string(i) + "]", steps);
-      if (!s.ok()) return s;
-    }
-    return Status::success();
-  }
+  if (t == "Sequence") return sequence(n, "normalizers", where, steps, normalizer_steps);
   if (t == "BertNormalizer") {
     bool clean, chinese, lower;
     Status s = flag(n, "clean_text", true, where, clean);
@@ -92,15 +96,7 @@ Status pre_tokenizer_steps(const json& p, const std::string& where, json& steps)
   if (p.is_null()) return Status::success();
   if (!p.is_object()) return bad(where, where + " must be an object or null");
   const std::string t = type_of(p);
-  if (t == "Sequence") {
-    const auto it = p.find("pretokenizers");
-    if (it == p.end() || !it->is_array()) return bad(where + ".pretokenizers", where + ".pretokenizers must be an array");
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      Status s = pre_tokenizer_steps((*it)[i], where + ".pretokenizers[" + std::to_string(i) + "]", steps);
-      if (!s.ok()) return s;
-    }
-    return Status::success();
-  }
+  if (t == "Sequence") return sequence(p, "pretokenizers", where, steps, pre_tokenizer_steps);
   if (t == "BertPreTokenizer") return steps.push_back({{"type", "bert"}}), Status::success();
   if (t == "WhitespaceSplit") return steps.push_back({{"type", "whitespaceSplit"}}), Status::success();
   if (t == "ByteLevel") {
