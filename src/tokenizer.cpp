@@ -235,13 +235,16 @@ json bert_template(const std::unordered_map<std::string, int32_t>& vocab) {
 
 }  // namespace
 
-Status Tokenizer::finish(TokenizerModel model) {
+void Tokenizer::finish(TokenizerModel model, nlohmann::json& settings) {
   model_ = model;
   int32_t max_id = -1;
   for (const auto& [t, id] : vocab_) max_id = std::max(max_id, id);
   tokens_.assign(static_cast<std::size_t>(max_id + 1), std::string());
   for (const auto& [t, id] : vocab_) tokens_[id] = t;
-  return Status::success();
+  settings["unkId"] = unk_;
+  settings["continuingSubwordPrefix"] = model == TokenizerModel::wordpiece ? prefix_ : std::string();
+  settings["vocab"] = tokens_;
+  settings_ = settings.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std::unique_ptr<Tokenizer>& out) {
@@ -312,11 +315,7 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
   for (const auto& a : settings["addedTokens"]) t->vocab_.emplace(a["content"].get<std::string>(), a["id"].get<int32_t>());
   const json pad = j.value("padding", json());
   if (pad.is_object() && pad.contains("pad_id")) settings["pad"] = {{"id", pad["pad_id"]}, {"typeId", pad.value("pad_type_id", 0)}};
-  s = t->finish(type == "BPE" ? TokenizerModel::bpe : TokenizerModel::wordpiece);
-  settings["unkId"] = t->unk_;
-  settings["continuingSubwordPrefix"] = t->prefix_;
-  settings["vocab"] = t->tokens_;
-  t->settings_ = settings.dump(-1, ' ', false, json::error_handler_t::replace);
+  t->finish(type == "BPE" ? TokenizerModel::bpe : TokenizerModel::wordpiece, settings);
   out = std::move(t);
   return s;
 }
@@ -351,13 +350,9 @@ Status Tokenizer::from_vocab_txt(const char* text, std::size_t length, bool lowe
                    {"template", bert_template(t->vocab_)},
                    {"addedTokens", added}};
   if (t->vocab_.count("[PAD]")) settings["pad"] = {{"id", t->vocab_.at("[PAD]")}, {"typeId", 0}};
-  Status s = t->finish(TokenizerModel::wordpiece);
-  settings["unkId"] = t->unk_;
-  settings["continuingSubwordPrefix"] = t->prefix_;
-  settings["vocab"] = t->tokens_;
-  t->settings_ = settings.dump(-1, ' ', false, json::error_handler_t::replace);
+  t->finish(TokenizerModel::wordpiece, settings);
   out = std::move(t);
-  return s;
+  return Status::success();
 }
 
 Status Tokenizer::from_gpt2_files(const char* encoder_json, std::size_t encoder_length, const char* vocab_bpe,
@@ -391,11 +386,7 @@ Status Tokenizer::from_gpt2_files(const char* encoder_json, std::size_t encoder_
                    {"preTokenizer", {{{"type", "byteLevel"}, {"addPrefixSpace", false}, {"useRegex", true}}}},
                    {"template", nullptr},
                    {"addedTokens", added}};
-  s = t->finish(TokenizerModel::bpe);
-  settings["unkId"] = -1;
-  settings["continuingSubwordPrefix"] = "";
-  settings["vocab"] = t->tokens_;
-  t->settings_ = settings.dump(-1, ' ', false, json::error_handler_t::replace);
+  t->finish(TokenizerModel::bpe, settings);
   out = std::move(t);
   return s;
 }

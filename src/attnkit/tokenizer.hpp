@@ -15,6 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "attnkit/status.hpp"
 
 namespace attnkit {
@@ -48,7 +50,8 @@ class Tokenizer {
 
  private:
   Tokenizer() = default;
-  Status finish(TokenizerModel model);  // checks ids, builds tokens_
+  // Builds the id -> token table and the settings JSON (vocabulary included).
+  void finish(TokenizerModel model, nlohmann::json& settings);
   Status wordpiece(const std::string& word, int32_t index, std::vector<int32_t>& out) const;
   Status bpe(const std::string& word, int32_t index, std::vector<int32_t>& out);
 
