@@ -141,33 +141,25 @@ export class Attnkit extends WasmHeap {
     this.backend = backend;
     this._loadersUrl = loadersUrl; // where web/safetensors.js finds attnkit-loaders.wasm
     const ak = this;
+    // The module classes bound to this Attnkit: `new ak.EncoderLayer(options)`.
+    const bound = (Base) => class extends Base {
+      constructor(options) {
+        super(ak, options);
+      }
+    };
     /** `new ak.Embeddings(options)`: the input embedding stage as a module (web/embeddings.js). */
-    this.Embeddings = class extends Embeddings {
-      constructor(options) {
-        super(ak, options);
-      }
-    };
+    this.Embeddings = bound(Embeddings);
+    /** `new ak.MultiHeadAttention(options)`: attention with its own weights and KV cache. */
+    this.MultiHeadAttention = bound(MultiHeadAttention);
     /** `new ak.EncoderLayer(options)`: attention + feed-forward with residuals and norms. */
-    this.EncoderLayer = class extends EncoderLayer {
-      constructor(options) {
-        super(ak, options);
-      }
-    };
+    this.EncoderLayer = bound(EncoderLayer);
     /** `new ak.DecoderLayer(options)`: self-attention, cross-attention over memory, feed-forward. */
-    this.DecoderLayer = class extends DecoderLayer {
-      constructor(options) {
-        super(ak, options);
-      }
-    };
+    this.DecoderLayer = bound(DecoderLayer);
     /**
      * `await ak.Model.fromPretrained({config, weights, onProgress})`: a model from Hugging Face
      * config.json + .safetensors; `new ak.Model(spec)` from a spec (ak.modelSpec(config)).
      */
-    this.Model = class extends Model {
-      constructor(spec) {
-        super(ak, spec);
-      }
-
+    this.Model = class extends bound(Model) {
       static fromPretrained(options) {
         return loadModel(ak, options);
       }
@@ -180,12 +172,6 @@ export class Attnkit extends WasmHeap {
       fromJSON: (json) => Tokenizer.fromJSON(ak, json),
       fromVocab: (vocab, options) => Tokenizer.fromVocab(ak, vocab, options),
       fromGpt2: (encoderJson, vocabBpe) => Tokenizer.fromGpt2(ak, encoderJson, vocabBpe),
-    };
-    /** `new ak.MultiHeadAttention(options)`: attention with its own weights and KV cache. */
-    this.MultiHeadAttention = class extends MultiHeadAttention {
-      constructor(options) {
-        super(ak, options);
-      }
     };
   }
 

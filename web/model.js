@@ -99,7 +99,6 @@ export class Model {
   constructor(ak, spec) {
     this._ak = ak;
     this.spec = spec;
-    this.config = spec;
     this._family = FAMILIES[spec.family];
     if (!this._family) {
       throw new AttnkitError(`Model: unsupported family ${describe(spec.family)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'family' });
@@ -215,8 +214,7 @@ export class Model {
     if (positions === undefined && this.spec.positionIds === 'padding') {
       positions = this._ak.positionIds(B, L, { inputIds: ids.data, paddingIdx: this.spec.embeddings.paddingIdx });
     }
-    const mask = attentionMask === undefined ? undefined
-      : (() => { const m = idsInput(fn, 'attentionMask', attentionMask); return { data: m.data, dims: [B, L] }; })();
+    const mask = attentionMask === undefined ? undefined : { data: idsInput(fn, 'attentionMask', attentionMask).data, dims: [B, L] };
     let x = this.embeddings.forward({ data: ids.data, dims: [B, L] }, {
       tokenTypeIds, positionIds: this.spec.embeddings.positional === 'learned' ? positions : undefined,
     });

@@ -149,6 +149,7 @@ export class Tokenizer {
     this.vocab = settings.vocab;
     this.model = settings.model;
     this._added = settings.addedTokens.slice().sort((x, y) => y.content.length - x.content.length);
+    this._addedByContent = new Map(this._added.map((t) => [t.content, t]));
     this._special = new Set(settings.addedTokens.filter((t) => t.special).map((t) => t.id));
     const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     this._addedPattern = this._added.length ? new RegExp(this._added.map((t) => esc(t.content)).join('|'), 'g') : null;
@@ -169,7 +170,7 @@ export class Tokenizer {
     let at = 0;
     if (this._addedPattern) {
       for (const m of text.matchAll(this._addedPattern)) {
-        const tok = this._added.find((t) => t.content === m[0]);
+        const tok = this._addedByContent.get(m[0]);
         let start = m.index, end = m.index + m[0].length;
         if (tok.singleWord && (/\w/u.test(text[start - 1] ?? '') || /\w/u.test(text[end] ?? ''))) continue;
         if (start < at) continue;
@@ -214,10 +215,12 @@ export class Tokenizer {
       }
     }
     const modelWords = words.filter((w) => w.id === undefined);
-    const bytes = utf8.encode(modelWords.map((w) => w.model).join(''));
+    const encoded = modelWords.map((w) => utf8.encode(w.model));
     const ends = new Int32Array(modelWords.length);
     let total = 0;
-    modelWords.forEach((w, i) => { total += utf8.encode(w.model).length; ends[i] = total; });
+    encoded.forEach((b, i) => { total += b.length; ends[i] = total; });
+    const bytes = new Uint8Array(total);
+    encoded.forEach((b, i) => bytes.set(b, ends[i] - b.length));
     const triples = modelWords.length === 0 ? new Int32Array(0)
       : this._heap._withInputs([bytes, ends], ([pw, pe]) => this._heap._call(fn, '_tokenizerEncode',
         [this._handle, pw, pe, modelWords.length], undefined, Int32Array));
@@ -260,29 +263,27 @@ export class Tokenizer {
    * ([start, end) in the text; [0, 0] for added special tokens and padding).
    * Options: pair (a second text, or an array for a batch), addSpecialTokens (true: the model's
    * template, e.g. [CLS] A [SEP] B [SEP]), maxLength, truncation (true = 'longest_first' when
-   * maxLength is given; 'only_first', 'only_second', false), padding (false, true / 'max_length'
-   * to maxLength, 'longest' for a batch), padId (when the tokenizer has no pad token).
+   * maxLength is given; 'only_first', 'only_second', false), padding (false; true: to maxLength
+   * when given; 'max_length': to maxLength; a batch is padded to its longest row at least), padId
+   * (when the tokenizer has no pad token).
    */
   encode(text, { pair, addSpecialTokens = true, maxLength, truncation, padding = false, padId } = {}) {
     const fn = 'encode';
     this._live(fn);
-    if (Array.isArray(text)) {
-      if (pair !== undefined && (!Array.isArray(pair) || pair.length !== text.length)) {
-        throw new AttnkitError(`${fn}: for a batch, pair must be an array of ${text.length} texts`, {
-          code: 'ERR_SHAPE_MISMATCH', argument: 'pair',
-        });
-      }
-      const rows = text.map((t, i) => this._encodeOne(fn, t, pair?.[i], addSpecialTokens, maxLength, truncation));
-      const target = padding === 'max_length' || padding === true && maxLength !== undefined ? maxLength
-        : Math.max(0, ...rows.map((r) => r.ids.length));
-      return this._finish(fn, rows, target, padId, true);
+    if (Array.isArray(text) && pair !== undefined && (!Array.isArray(pair) || pair.length !== text.length)) {
+      throw new AttnkitError(`${fn}: for a batch, pair must be an array of ${text.length} texts`, {
+        code: 'ERR_SHAPE_MISMATCH', argument: 'pair',
+      });
     }
-    const row = this._encodeOne(fn, text, pair, addSpecialTokens, maxLength, truncation);
-    const target = padding === true || padding === 'max_length' ? maxLength : row.ids.length;
-    if ((padding === true || padding === 'max_length') && maxLength === undefined) {
-      throw new AttnkitError(`${fn}: padding to max_length needs maxLength`, { code: 'ERR_INVALID_ARGUMENT', argument: 'maxLength' });
+    if (padding === 'max_length' && maxLength === undefined) {
+      throw new AttnkitError(`${fn}: padding 'max_length' needs maxLength`, { code: 'ERR_INVALID_ARGUMENT', argument: 'maxLength' });
     }
-    return this._finish(fn, [row], target, padId, false);
+    const batched = Array.isArray(text);
+    const rows = (batched ? text : [text]).map((t, i) =>
+      this._encodeOne(fn, t, batched ? pair?.[i] : pair, addSpecialTokens, maxLength, truncation));
+    // A batch is always padded to its longest row; padding true / 'max_length' pad to maxLength.
+    const toMax = (padding === true || padding === 'max_length') && maxLength !== undefined;
+    return this._finish(fn, rows, toMax ? maxLength : undefined, padId, batched);
   }
 
   _encodeOne(fn, text, pair, addSpecialTokens, maxLength, truncation) {
@@ -376,7 +377,7 @@ export class Tokenizer {
     if (this.model === 'bpe') {
       const bytes = [];
       for (const p of parts) {
-        if (this._added.some((t) => t.content === p)) bytes.push(...utf8.encode(p));
+        if (this._addedByContent.has(p)) bytes.push(...utf8.encode(p));
         else for (const c of p) bytes.push(CHAR_TO_BYTE.get(c) ?? 63);
       }
       return new TextDecoder().decode(Uint8Array.from(bytes));
