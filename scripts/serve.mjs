@@ -1,4 +1,4 @@
-// A dependency-free static server for the demo: serves web/ (and the vocabularies under
+// A dependency-free static server for the tutorial: serves web/ (and the vocabularies under
 // node_modules that the tutorial bundles) on 127.0.0.1, and prints the page's URL.
 import http from 'node:http';
 import fs from 'node:fs';
@@ -36,7 +36,7 @@ function staticHandler(root, served, home) {
 
 /**
  * Starts the server; port 0 picks a free one. Resolves to { server, url }. By default it serves the
- * demo; tests pass `root`/`served`/`home` to serve another folder (a bundler's output).
+ * tutorial; tests pass `root`/`served`/`home` to serve another folder (a bundler's output).
  */
 export function startServer({ port = 0, host = '127.0.0.1', root = ROOT, served = SERVED, home = '/web/' } = {}) {
   return new Promise((resolve, reject) => {
@@ -59,6 +59,6 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
     }
   }
   if (!started) started = await startServer({ port: 0 });
-  console.log(`attnkit demo: ${started.url}`);
+  console.log(`attnkit tutorial: ${started.url}`);
   console.log('(Ctrl-C to stop)');
 }

@@ -334,7 +334,7 @@ function renderSpeed(r) {
   $('speed-table').tBodies[0].innerHTML = r.runs.map((x) => (x.error
     ? `<tr><td>${x.backend}</td><td colspan="4">${x.error}</td></tr>`
     : `<tr><td>${x.backend}</td><td>${x.firstMs.toFixed(3)}</td><td>${x.medianMs.toFixed(3)}</td><td>${x.minMs.toFixed(3)}</td><td>${x.gflops.toFixed(2)}</td></tr>`)).join('');
-  showStatus($('speed-status'), `Sequence of ${r.length}, ${r.heads} heads of ${r.headDim}: ${(r.flops / 1e6).toFixed(1)} Mflop per call, median of ${ok[0]?.reps ?? 0} warm calls. ` +
+  showStatus($('speed-status'), `Sequence of ${r.length}, ${r.heads} heads of ${r.headDim}: ${(r.flops / 1e6).toFixed(1)} Mflop per call, median of ${ok[0]?.reps ?? 0} warm samples of ${ok.map((x) => `${x.batch}`).join(' and ')} calls. ` +
     (r.speedup ? `SIMD is ${r.speedup.toFixed(1)}× faster than scalar here.` : ''));
 }
 

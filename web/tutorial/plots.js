@@ -395,7 +395,7 @@ export function drawOneHot(canvas, { ids, depth, rowLabels }) {
   const left = Math.min(110, Math.max(...rowLabels.map((l) => measure.measureText(l).width)) + 14);
   const { ctx, w, h } = fit(canvas, 50 + n * 18);
   const box = { left, top: 8, pw: w - left - 14, ph: h - 8 - 42 };
-  const { X } = axes(ctx, box, [0, depth - 1], [0, n], `vocabulary id (0 … ${depth - 1}); every cell is 0 except one 1`, '', { yTicks: [] });
+  const { X } = axes(ctx, box, [0, depth - 1], [0, n], `vocabulary id 0 … ${depth - 1} (all 0 but one 1)`, '', { yTicks: [] });
   const rh = box.ph / n;
   ids.forEach((id, i) => {
     const y = box.top + i * rh;
