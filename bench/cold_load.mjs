@@ -4,7 +4,7 @@ const which = process.argv[2];
 const t0 = performance.now();
 let tImport, tReady;
 if (which.startsWith('attnkit')) {
-  const { load } = await import('../web/attnkit.js');
+  const { load } = await import('attnkit'); // the package's entry point (web/dist/attnkit.mjs)
   tImport = performance.now();
   const ak = await load({ simd: which === 'attnkit-simd' });
   tReady = performance.now();

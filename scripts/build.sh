@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the native library + tests (build/native) and the wasm modules (build/wasm -> web/dist):
-# attnkit-simd, attnkit-scalar and attnkit-loaders.
+# attnkit-simd, attnkit-scalar and attnkit-loaders, and the wrapper bundled into web/dist/attnkit.mjs.
 # Incremental: a second run with nothing changed takes about a second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,4 +18,6 @@ if [ "$what" = all ] || [ "$what" = wasm ]; then
   [ -f build/wasm/CMakeCache.txt ] || emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build/wasm -j"$jobs" | grep -E 'error|warning' || true
   test -f web/dist/attnkit-simd.wasm && test -f web/dist/attnkit-scalar.wasm && test -f web/dist/attnkit-loaders.wasm
+  # The package's entry point: the wrapper's modules in one file (scripts/bundle.mjs).
+  node scripts/bundle.mjs
 fi

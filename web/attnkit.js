@@ -122,8 +122,17 @@ async function instantiate(backend, explicitUrl, wasmBinary, loadersUrl) {
     }
   }
   try {
-    const { default: factory } = await build.glue();
-    const module = await factory({ wasmBinary: bytes, print: () => {}, printErr: () => {} });
+    // Compile (on the engine's background threads) while the glue's JavaScript is imported.
+    const [{ default: factory }, compiled] = await Promise.all([build.glue(), WebAssembly.compile(bytes)]);
+    let failed;
+    const instantiated = new Promise((_, reject) => { failed = reject; });
+    const module = await Promise.race([instantiated, factory({
+      instantiateWasm: (imports, receive) => {
+        WebAssembly.instantiate(compiled, imports).then((instance) => receive(instance, compiled), failed);
+        return {};
+      },
+      print: () => {}, printErr: () => {},
+    })]);
     return new Attnkit(module, backend, loadersUrl);
   } catch (e) {
     const where = wasmBinary ? 'the given wasmBinary' : url.href;

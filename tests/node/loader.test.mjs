@@ -42,3 +42,20 @@ test('wasmUrl and wasmBinary overrides load the named files', async () => {
   assert.equal(viaUrl.backend, 'wasm-simd128');
   assert.deepEqual(viaUrl.sinusoidalPositionalEncoding(3, 4).data.length, 12);
 });
+
+test('the package entry point (web/dist/attnkit.mjs, one bundled file) exports what web/attnkit.js does and works', async () => {
+  const entry = await import('attnkit');
+  const source = await import('../../web/attnkit.js');
+  assert.equal(import.meta.resolve('attnkit'), new URL('../../web/dist/attnkit.mjs', import.meta.url).href);
+  assert.deepEqual(Object.keys(entry).sort(), Object.keys(source).sort());
+  const ak = await entry.load();
+  assert.equal(ak.backend, 'wasm-simd128');
+  const want = (await source.load()).sinusoidalPositionalEncoding(17, 6, { layout: 'split' });
+  const got = ak.sinusoidalPositionalEncoding(17, 6, { layout: 'split' });
+  assert.ok(got instanceof entry.Tensor);
+  assert.deepEqual([Array.from(got.data), got.dims], [Array.from(want.data), want.dims]);
+  // The loaders module is found next to the bundle too.
+  const spec = await ak.modelSpec('{"model_type": "bert", "vocab_size": 10, "hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 8}');
+  assert.equal(spec.family, 'bert');
+  assert.throws(() => ak.sinusoidalPositionalEncoding(4, 3), (e) => e instanceof entry.AttnkitError && e.argument === 'dim');
+});
