@@ -56,6 +56,20 @@ function sequential(t) {
 }
 const MASKED = [190, 190, 196];
 
+// The x title centred at (x, y) and the y title rotated along the left edge at height yMid.
+function titles(ctx, xTitle, x, y, yTitle, yMid) {
+  ctx.fillStyle = MUTED;
+  ctx.textAlign = 'center';
+  ctx.textBaseline = 'bottom';
+  ctx.fillText(xTitle, x, y);
+  ctx.save();
+  ctx.translate(12, yMid);
+  ctx.rotate(-Math.PI / 2);
+  ctx.textBaseline = 'middle';
+  ctx.fillText(yTitle, 0, 0);
+  ctx.restore();
+}
+
 function clip(ctx, text, width) {
   if (ctx.measureText(text).width <= width) return text;
   let s = text;
@@ -190,16 +204,7 @@ export class Heatmap {
         ctx.fillText(String(c), x, top + ph + 4);
       }
     }
-    ctx.fillStyle = MUTED;
-    ctx.textAlign = 'center';
-    ctx.textBaseline = 'bottom';
-    ctx.fillText(colTitle, left + pw / 2, height - 2);
-    ctx.save();
-    ctx.translate(12, top + ph / 2);
-    ctx.rotate(-Math.PI / 2);
-    ctx.textBaseline = 'middle';
-    ctx.fillText(rowTitle, 0, 0);
-    ctx.restore();
+    titles(ctx, colTitle, left + pw / 2, height - 2, rowTitle, top + ph / 2);
 
     // Colour bar with its range.
     const bx = left + pw + 14, bw = 12, bh = Math.max(40, Math.min(ph, 220));
@@ -305,15 +310,7 @@ function axes(ctx, box, xr, yr, xTitle, yTitle, { xTicks, yTicks } = {}) {
   }
   ctx.strokeStyle = '#333';
   ctx.strokeRect(left - 0.5, top - 0.5, pw + 1, ph + 1);
-  ctx.fillStyle = MUTED;
-  ctx.textBaseline = 'bottom';
-  ctx.fillText(xTitle, left + pw / 2, top + ph + 36);
-  ctx.save();
-  ctx.translate(12, top + ph / 2);
-  ctx.rotate(-Math.PI / 2);
-  ctx.textBaseline = 'middle';
-  ctx.fillText(yTitle, 0, 0);
-  ctx.restore();
+  titles(ctx, xTitle, left + pw / 2, top + ph + 36, yTitle, top + ph / 2);
   return { X, Y };
 }
 
