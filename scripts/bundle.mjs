@@ -16,7 +16,6 @@ const bundle = await rollup({
     name: 'dist-relative',
     // './dist/x' in web/*.js is './x' from web/dist/attnkit.mjs.
     renderChunk: (code) => ({ code: code.replace(/(['"])\.\/dist\//g, '$1./'), map: null }),
-    resolveDynamicImport: (specifier) => (typeof specifier === 'string' && specifier.startsWith('./dist/') ? false : null),
   }],
 });
 await bundle.write({ file: path.join(ROOT, 'web/dist/attnkit.mjs'), format: 'es' });

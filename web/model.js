@@ -11,7 +11,7 @@ import { loaders, loadSafetensors } from './safetensors.js';
 // Per family: the checkpoint prefixes to strip (heads' checkpoints nest the base model), and each
 // Hugging Face tensor name -> [module, weight] with module 'embeddings', a layer number, or
 // 'final'. Names matching `ignore` are buffers, not weights.
-const FAMILIES = {
+export const FAMILIES = {
   bert: {
     prefixes: ['bert.', 'roberta.'],
     embeddings: {

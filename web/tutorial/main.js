@@ -47,8 +47,15 @@ function latestOnly(op, render, fail) {
   return run;
 }
 
+// Settles once sections 1–6 and section 3 have each been drawn (or an error was shown).
+let firstDrawn;
+const firstDraw = new Promise((resolve) => { firstDrawn = resolve; });
+const checkFirstDraw = () => {
+  if ((tutorial.draws.pipeline && tutorial.draws.positions) || tutorial.errors.length) firstDrawn();
+};
+
 function showStatus(el, text, error = false) {
-  if (error) tutorial.errors.push(text);
+  if (error) { tutorial.errors.push(text); checkFirstDraw(); }
   el.textContent = text;
   el.classList.toggle('error', error);
 }
@@ -289,6 +296,7 @@ function renderPipeline(r) {
   renderMasks(r, labels);
   renderAttention(r, labels);
   tutorial.draws.pipeline++;
+  checkFirstDraw();
 }
 const runPipeline = latestOnly('pipeline', renderPipeline, (e) => showStatus($('status'), e.message, true));
 const runPositions = latestOnly('positions', (r) => {
@@ -296,19 +304,19 @@ const runPositions = latestOnly('positions', (r) => {
   renderPositions(r);
   showStatus($('pe-status'), `${r.params.length} × ${r.params.dim} table, base ${r.params.base}, ${r.params.layout} layout.`);
   tutorial.draws.positions++;
+  checkFirstDraw();
 }, (e) => showStatus($('pe-status'), e.message, true));
 
 let timer = 0;
 const soon = (f) => { clearTimeout(timer); timer = setTimeout(f, 120); };
-for (const id of controls) $(id).addEventListener(/^(text|pair)$/.test(id) ? 'input' : 'change', () => soon(() => runPipeline(pipelineArgs())));
+// 'input' fires for text, number, select and checkbox alike.
+for (const id of controls) $(id).addEventListener('input', () => soon(() => runPipeline(pipelineArgs())));
 for (const id of ['pad-to', 'pad-side']) {
   // Section 5 mirrors the padding controls of section 1.
   const mirror = $(`mask-${id}`);
   $(id).addEventListener('input', () => { mirror.value = $(id).value; });
   mirror.addEventListener('input', () => { $(id).value = mirror.value; soon(() => runPipeline(pipelineArgs())); });
-  mirror.addEventListener('change', () => { $(id).value = mirror.value; soon(() => runPipeline(pipelineArgs())); });
 }
-$('pad-to').addEventListener('input', () => soon(() => runPipeline(pipelineArgs())));
 for (const id of ['pe-length', 'pe-dim', 'pe-base', 'pe-layout', 'pe-p', 'pe-k']) $(id).addEventListener('input', () => runPositions(positionArgs()));
 
 // ---- section 7 ----------------------------------------------------------------------------------
@@ -393,13 +401,13 @@ $('ckpt-unload').addEventListener('click', async () => {
 });
 
 // Redraw at the new width when the layout changes (phone rotation, window resize).
-let lastWidth = 0;
+let lastWidth = 0, resizeTimer = 0;
 new ResizeObserver(([entry]) => {
   const w = Math.round(entry.contentRect.width);
   if (w === lastWidth) return;
   lastWidth = w;
-  clearTimeout(renderPipeline.resize);
-  renderPipeline.resize = setTimeout(() => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => {
     if (tutorial.results) renderPipeline(tutorial.results);
     if (tutorial.positions) renderPositions(tutorial.positions);
     if (tutorial.speed) renderSpeed(tutorial.speed);
@@ -414,12 +422,7 @@ tutorial.ready = (async () => {
     $('backend').textContent = `failed: ${e.message}`;
     throw e;
   }
-  const first = new Promise((resolve) => {
-    const check = setInterval(() => {
-      if ((tutorial.draws.pipeline && tutorial.draws.positions) || tutorial.errors.length) { clearInterval(check); resolve(); }
-    }, 20);
-  });
   runPipeline(pipelineArgs());
   runPositions(positionArgs());
-  await first;
+  await firstDraw;
 })();

@@ -95,12 +95,12 @@ function positionIds(ak, w, tok) {
 
 /**
  * Section 4: word + position + segment rows, their sum and its LayerNorm. positional:
- * 'sinusoidal' | 'learned' | 'none' (RoPE and ALiBi put positions inside attention instead).
+ * 'sinusoidal' | 'learned' | 'none' (RoPE and ALiBi put positions inside attention instead);
+ * word: the looked-up (and scaled) rows of section 2.
  */
-export function embed(ak, w, tok, { positional, scale }) {
+export function embed(ak, w, tok, { positional, word }) {
   const { ids, typeIds } = tok;
   const L = ids.length, D = w.dim;
-  const word = ak.embedding(ids, w.word, scale ? { scale: true } : {}).data;
   const positions = positionIds(ak, w, tok);
   let position = new Float32Array(L * D);
   if (positional === 'sinusoidal') position = ak.sinusoidalPositionalEncoding(L, D).data;
@@ -144,7 +144,9 @@ export function masks(ak, tok) {
   for (let i = 0; i < L; i++) if (!combined.data.subarray(i * L, (i + 1) * L).some((v) => v)) fullyMasked.push(i);
   return {
     padding: padding.data, paddingDims: padding.dims, paddingMatrix: broadcast, causal: causal.data,
-    combined: combined.data, additive: ak.toAdditiveMask(combined).data, fullyMasked,
+    combined: combined.data, fullyMasked,
+    // What attention adds to the scores, [L, L]: without and with the causal mask.
+    additive: { padding: ak.toAdditiveMask({ data: broadcast, dims: [L, L] }).data, combined: ak.toAdditiveMask(combined).data },
   };
 }
 
@@ -201,9 +203,8 @@ export function attention(ak, w, tok, x, mask, { positional, causal, head: h }) 
   const scaled = scores.map((s) => s * scale);
   const bias = new Float32Array(L * L);
   if (alibi) for (let i = 0; i < L; i++) for (let j = 0; j < L; j++) bias[i * L + j] = slopes[h] * (j - i);
-  const additive = causal ? mask.additive : ak.toAdditiveMask(padding).data;
-  const masked = new Float32Array(L * L);
-  for (let i = 0; i < L; i++) for (let j = 0; j < L; j++) masked[i * L + j] = scaled[i * L + j] + bias[i * L + j] + additive[causal ? i * L + j : j];
+  const additive = causal ? mask.additive.combined : mask.additive.padding;
+  const masked = scaled.map((s, i) => s + bias[i] + additive[i]);
   const weights = head(fused.weights.data, h, L, L);
   const concat = mergeHeads(fused.output.data, L, H, hd);
   const output = ak.linear(t2(concat, L, D), w.out, { bias: w.outBias ?? undefined, layout }).data;

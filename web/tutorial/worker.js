@@ -60,11 +60,13 @@ const ops = {
     const causal = checkpoint ? checkpoint.causal : args.causal;
     const result = { tokens: tok, weights: checkpoint ? 'checkpoint' : 'default', dim: w.dim, heads: w.heads };
     result.lookup = lookup(ak, w, tok, { scale });
-    result.embed = embed(ak, w, tok, { positional: embPositional, scale });
+    const word = result.lookup.scaled;
+    result.embed = embed(ak, w, tok, { positional: embPositional, word });
     result.masks = masks(ak, tok);
-    const x = ['sinusoidal', 'learned'].includes(attPositional)
-      ? (attPositional === embPositional ? result.embed : embed(ak, w, tok, { positional: attPositional, scale })).normed
-      : embed(ak, w, tok, { positional: 'none', scale }).normed;
+    // Attention's input: section 4's rows when the positions match, else the same sum with the
+    // scheme's own (none for RoPE and ALiBi, which act inside attention).
+    const attInput = ['sinusoidal', 'learned'].includes(attPositional) ? attPositional : 'none';
+    const x = (attInput === embPositional ? result.embed : embed(ak, w, tok, { positional: attInput, word })).normed;
     const head = Math.min(args.head ?? 0, w.heads - 1);
     result.attention = attention(ak, w, tok, x, result.masks, { positional: attPositional, causal, head });
     if (checkpoint) {
