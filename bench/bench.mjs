@@ -23,7 +23,7 @@ if (want('load')) {
     ['tfjs', path.join(ROOT, 'node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm'), null],
     ['ort', path.join(ROOT, 'node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm'), null],
   ];
-  const N = 7;
+  const N = 11;
   const rows = [];
   results.load = {};
   for (const [name, wasm, glue] of files) {
@@ -32,11 +32,14 @@ if (want('load')) {
     const runs = fresh('bench/cold_load.mjs', [name], N);
     const total = stats(runs.map((r) => r.totalMs));
     const init = stats(runs.map((r) => r.initMs));
-    results.load[name] = { wasmBytes: bytes.length, brotliBytes: brotli, glueBytes: glue ? fs.statSync(glue).size : null, total, init };
-    rows.push([name, bytes.length.toLocaleString('en'), brotli.toLocaleString('en'), fmt(init.median), fmt(total.min), fmt(total.median)]);
+    const imported = stats(runs.map((r) => r.importMs));
+    const firstOp = stats(runs.map((r) => r.firstOpMs));
+    results.load[name] = { wasmBytes: bytes.length, brotliBytes: brotli, glueBytes: glue ? fs.statSync(glue).size : null, total, init, imported, firstOp };
+    rows.push([name, bytes.length.toLocaleString('en'), brotli.toLocaleString('en'), fmt(imported.median), fmt(init.median),
+      fmt(firstOp.median), fmt(total.min), fmt(total.median)]);
   }
   table(`Load: .wasm size and cold start in a fresh Node process (median of ${N})`,
-    ['build', '.wasm bytes', 'brotli -11', 'instantiate ms', 'cold total ms min', 'cold total ms median'], rows);
+    ['build', '.wasm bytes', 'brotli -11', 'import ms', 'init ms', 'first op ms', 'cold total ms min', 'cold total ms median'], rows);
   const ours = results.load['attnkit-simd'];
   console.log(`\nattnkit-simd: ${(ours.wasmBytes / 1024).toFixed(1)} KB (target <= 200 KB), ready + first op in ` +
     `${fmt(ours.total.median)} ms (target <= 15 ms); tfjs-wasm ${fmt(results.load.tfjs.total.median / ours.total.median, 1)}x ` +

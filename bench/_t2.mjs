@@ -1,0 +1,10 @@
+const T = [['start', performance.now()]];
+const mark = (n) => T.push([n, performance.now()]);
+const fsP = await import('node:fs/promises'); mark('import fs');
+const url = new URL('../web/dist/attnkit-simd.wasm', import.meta.url);
+const bytes = await fsP.readFile(url); mark('read');
+const compiled = await WebAssembly.compile(bytes); mark('compile');
+const g = await import('../web/dist/attnkit-simd.mjs'); mark('glue');
+const m = await g.default({ instantiateWasm: (imports, receive) => { WebAssembly.instantiate(compiled, imports).then((i) => { mark('instantiated'); receive(i, compiled); }); return {}; } });
+mark('factory');
+console.log(T.slice(1).map(([n, t], i) => `${n} ${(t - T[i][1]).toFixed(2)}`).join(' | '), 'total', (T[T.length-1][1]-T[0][1]).toFixed(2));
