@@ -30,7 +30,11 @@ using bf = vfloat;
 constexpr int kN = static_cast<int>(kLanes);
 constexpr int kMR = 4;         // queries per block
 constexpr int kNR = 2 * kN;    // keys per score microkernel: two vectors
-constexpr int kTile = 128;     // keys per tile: 4 x 128 scores + a 128 x dv slice of V stay in L1
+// Keys per tile. Each tile costs a fixed amount besides its keys (per row: the softmax's setup,
+// max and sum; per block: loading and storing the output accumulators), which short rows feel:
+// at L = 512, tiles of 512 keys measured 5 % faster than tiles of 128, and no slower at 2048 or
+// 4096. A tile's V slice (128 KB at d = 64) is then read from L2 rather than L1.
+constexpr int kTile = 512;
 constexpr int kBlocks = 4;     // query blocks that share one key/value tile
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
@@ -192,7 +196,9 @@ struct softmax_tile_row {
       sum += p;
     }
     if (m_new == kNegInf) return 1.f;
-    const float alpha = m == kNegInf ? 0.f : std::exp2(m - m_new);
+    // The rescale factor with the same polynomial (a libm exp2f call per row and tile measured as a
+    // visible share of short rows); 2^0 is exactly 1, so an unchanged max skips the rescale.
+    const float alpha = m == kNegInf ? 0.f : exp2(bf(m - m_new)).get(0);
     l = l * alpha + xsimd::hadd(sum);
     m = m_new;
     return alpha;
@@ -250,8 +256,9 @@ void attention(const AttentionArgs& a, float* scratch) {
       const float* vbase = a.v.row(b, g, 0);
       for (int h = g * group; h < (g + 1) * group; ++h) {
         RowContext rc{a.alibi ? a.alibi[h] : 0.f, 0, a.causal, &a.mask, 0};
-        // A super-block of `blocks` query blocks shares each key/value tile while it is in L1:
-        // per query block the whole K and V stream by, which for long rows comes from L3.
+        // A super-block of `blocks` query blocks shares each key/value tile while it is in cache:
+        // per query block the whole K and V stream by, which for long rows comes from L3 (at
+        // L = 4096, 3 % faster causal and 6 % bidirectional with 512-key tiles).
         for (int i00 = 0; i00 < s.q_len; i00 += kMR * blocks) {
           int rows[kBlocks], jend[kBlocks];
           float m[kBlocks][kMR], l[kBlocks][kMR];
