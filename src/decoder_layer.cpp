@@ -27,13 +27,9 @@ Status DecoderLayer::create(const DecoderLayerConfig& config, std::unique_ptr<De
   if (!l) return Status::error(Code::out_of_memory, "DecoderLayer", "could not allocate the layer");
   s = MultiHeadAttention::create(config.self_attention, l->self_);
   if (s.ok()) s = MultiHeadAttention::create(config.cross_attention, l->cross_);
-  if (s.ok()) s = l->ffn_.init(feed_forward_config(config.layer, config.self_attention));
+  if (s.ok()) s = init_sublayers(config.layer, config.self_attention, 3, l->ffn_, l->norms_);
   if (!s.ok()) return s;
   l->config_ = config;
-  if (!l->norms_.init(3, static_cast<int>(config.self_attention.dim), config.layer.placement, config.layer.norm,
-                      config.layer.eps)) {
-    return Status::error(Code::out_of_memory, "dim", "could not allocate the norms");
-  }
   out = std::move(l);
   return s;
 }

@@ -16,11 +16,17 @@ Status check_layer_settings(const LayerSettings& l, double dim) {
   return check_norm(0, dim, l.eps);
 }
 
-FeedForwardConfig feed_forward_config(const LayerSettings& l, const MultiHeadAttentionConfig& a) {
+Status init_sublayers(const LayerSettings& l, const MultiHeadAttentionConfig& a, int sublayers, FeedForward& ffn,
+                      NormSet& norms) {
   FeedForwardConfig f;
   f.dim = a.dim, f.ffn_dim = l.ffn_dim, f.activation = l.activation, f.bias = l.ffn_bias, f.gated = l.ffn_gated;
   f.layout = a.layout;
-  return f;
+  Status s = ffn.init(f);
+  if (!s.ok()) return s;
+  if (!norms.init(sublayers, static_cast<int>(a.dim), l.placement, l.norm, l.eps)) {
+    return Status::error(Code::out_of_memory, "dim", "could not allocate the norms");
+  }
+  return s;
 }
 
 Status check_encoder_layer_config(const EncoderLayerConfig& c) {
@@ -34,13 +40,9 @@ Status EncoderLayer::create(const EncoderLayerConfig& config, std::unique_ptr<En
   std::unique_ptr<EncoderLayer> l(new (std::nothrow) EncoderLayer());
   if (!l) return Status::error(Code::out_of_memory, "EncoderLayer", "could not allocate the layer");
   s = MultiHeadAttention::create(config.attention, l->attention_);
-  if (s.ok()) s = l->ffn_.init(feed_forward_config(config.layer, config.attention));
+  if (s.ok()) s = init_sublayers(config.layer, config.attention, 2, l->ffn_, l->norms_);
   if (!s.ok()) return s;
   l->config_ = config;
-  if (!l->norms_.init(2, static_cast<int>(config.attention.dim), config.layer.placement, config.layer.norm,
-                      config.layer.eps)) {
-    return Status::error(Code::out_of_memory, "dim", "could not allocate the norms");
-  }
   out = std::move(l);
   return s;
 }

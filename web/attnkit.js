@@ -124,10 +124,9 @@ async function instantiate(backend, explicitUrl, wasmBinary, loadersUrl) {
   try {
     // Compile while the glue's JavaScript is imported. Node: synchronously, once the import is
     // under way (~1 ms quicker cold than V8's asynchronous compile); browsers: asynchronously, off
-    // the main thread.
-    const glue = build.glue();
-    const compiled = isNode ? new WebAssembly.Module(bytes) : await WebAssembly.compile(bytes);
-    const { default: factory } = await glue;
+    // the main thread. Either failure rejects the Promise.all, so neither is left unhandled.
+    const compile = isNode ? async (b) => new WebAssembly.Module(b) : (b) => WebAssembly.compile(b);
+    const [{ default: factory }, compiled] = await Promise.all([build.glue(), compile(bytes)]);
     let failed;
     const instantiated = new Promise((_, reject) => { failed = reject; });
     const module = await Promise.race([instantiated, factory({

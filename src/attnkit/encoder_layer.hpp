@@ -24,7 +24,10 @@ struct LayerSettings {
 };
 
 Status check_layer_settings(const LayerSettings& s, double dim);
-FeedForwardConfig feed_forward_config(const LayerSettings& s, const MultiHeadAttentionConfig& attention);
+// A layer's feed-forward network and its norms around `sublayers` sub-layers, from the layer's
+// settings and its (self-)attention's config (dim, weight layout).
+Status init_sublayers(const LayerSettings& s, const MultiHeadAttentionConfig& attention, int sublayers,
+                      FeedForward& ffn, NormSet& norms);
 
 struct EncoderLayerConfig {
   MultiHeadAttentionConfig attention;  // dim, heads, kv_heads, bias, positional, rotary, scale, layout

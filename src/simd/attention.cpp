@@ -196,9 +196,7 @@ struct softmax_tile_row {
       sum += p;
     }
     if (m_new == kNegInf) return 1.f;
-    // The rescale factor with the same polynomial (a libm exp2f call per row and tile measured as a
-    // visible share of short rows); 2^0 is exactly 1, so an unchanged max skips the rescale.
-    const float alpha = m == kNegInf ? 0.f : exp2(bf(m - m_new)).get(0);
+    const float alpha = m == kNegInf ? 0.f : std::exp2(m - m_new);
     l = l * alpha + xsimd::hadd(sum);
     m = m_new;
     return alpha;
