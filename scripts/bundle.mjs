@@ -1,22 +1,38 @@
-// Bundles the ESM wrapper (web/attnkit.js and the ~20 modules it imports) into one file,
-// web/dist/attnkit.mjs, which is what the package exports. Node's ES module loader costs about
-// 0.8 ms per file on a cold start, so one file instead of twenty takes ~15 ms off `import`.
-// The wasm glue stays separate (imported on demand); paths relative to web/ are rewritten to be
-// relative to web/dist/.
+// Bundles the ESM wrapper (web/attnkit.js, the ~20 modules it imports, and the SIMD build's wasm
+// glue) into one minified file, web/dist/attnkit.mjs, with a source map into web/*.js; that file
+// is what the package exports. Both save start-up: Node's ES module loader costs about 0.8 ms per
+// file on a cold start, and V8 scans minified code faster than commented source (~1.4 ms less for
+// 98 KB -> 48 KB). The scalar build's glue and the loaders' glue stay separate files, imported only
+// when needed; they are minified in place. (The SIMD and scalar glue cannot be one file: each
+// maps minified export names in its own .wasm's export order.)
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rollup } from 'rollup';
+import { transform } from 'esbuild';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DIST = path.join(ROOT, 'web/dist');
+const minify = (code, sourcefile) => transform(code, { minify: true, format: 'esm', target: 'es2020', sourcefile, sourcemap: true });
+
+for (const name of ['attnkit-simd.mjs', 'attnkit-scalar.mjs', 'attnkit-loaders.mjs']) {
+  const file = path.join(DIST, name);
+  fs.writeFileSync(file, (await minify(fs.readFileSync(file, 'utf8'), name)).code);
+}
+
 const bundle = await rollup({
   input: path.join(ROOT, 'web/attnkit.js'),
-  external: (id) => id.startsWith('./dist/'),
+  external: (id) => id.startsWith('./dist/') && id !== './dist/attnkit-simd.mjs',
   onwarn: (w) => { throw new Error(`rollup: ${w.message}`); },
   plugins: [{
-    name: 'dist-relative',
-    // './dist/x' in web/*.js is './x' from web/dist/attnkit.mjs.
-    renderChunk: (code) => ({ code: code.replace(/(['"])\.\/dist\//g, '$1./'), map: null }),
+    name: 'dist-relative-minified',
+    // './dist/x' in web/*.js is './x' from web/dist/attnkit.mjs; then minify (rollup chains the
+    // two source maps, so the published map points into web/*.js).
+    async renderChunk(code) {
+      const { code: min, map } = await minify(code.replace(/(['"])\.\/dist\//g, '$1./'), 'attnkit.mjs');
+      return { code: min, map };
+    },
   }],
 });
-await bundle.write({ file: path.join(ROOT, 'web/dist/attnkit.mjs'), format: 'es' });
+await bundle.write({ file: path.join(DIST, 'attnkit.mjs'), format: 'es', sourcemap: true });
 await bundle.close();

@@ -5,6 +5,9 @@
 // inputs in, results out, frees everything in `finally`, and turns status codes into AttnkitError.
 // It never keeps a heap view across a call (memory growth detaches them).
 
+// The SIMD build's Emscripten glue is part of the bundle (one file less to import on the usual
+// path); the scalar build's is imported only when that build is loaded.
+import createSimdModule from './dist/attnkit-simd.mjs';
 import { AttnkitError } from './errors.js';
 import { WasmHeap } from './heap.js';
 import { isNode, readBytes } from './read_bytes.js';
@@ -42,11 +45,11 @@ export function simdSupported() {
 
 const BUILDS = {
   'wasm-simd128': {
-    glue: () => import('./dist/attnkit-simd.mjs'),
+    glue: async () => createSimdModule,
     wasm: () => new URL('./dist/attnkit-simd.wasm', import.meta.url),
   },
   'wasm-scalar': {
-    glue: () => import('./dist/attnkit-scalar.mjs'),
+    glue: async () => (await import('./dist/attnkit-scalar.mjs')).default,
     wasm: () => new URL('./dist/attnkit-scalar.wasm', import.meta.url),
   },
 };
@@ -122,16 +125,28 @@ async function instantiate(backend, explicitUrl, wasmBinary, loadersUrl) {
     }
   }
   try {
-    // Compile while the glue's JavaScript is imported. Node: synchronously, once the import is
-    // under way (~1 ms quicker cold than V8's asynchronous compile); browsers: asynchronously, off
-    // the main thread. Either failure rejects the Promise.all, so neither is left unhandled.
+    // Node: compile and instantiate synchronously (each a little quicker cold than V8's
+    // asynchronous path); browsers: asynchronously, off the main thread. The compile runs while
+    // the scalar build's glue is imported; either failure rejects the Promise.all, so neither is
+    // left unhandled.
     const compile = isNode ? async (b) => new WebAssembly.Module(b) : (b) => WebAssembly.compile(b);
-    const [{ default: factory }, compiled] = await Promise.all([build.glue(), compile(bytes)]);
+    const [factory, compiled] = await Promise.all([build.glue(), compile(bytes)]);
     let failed;
     const instantiated = new Promise((_, reject) => { failed = reject; });
     const module = await Promise.race([instantiated, factory({
       instantiateWasm: (imports, receive) => {
-        WebAssembly.instantiate(compiled, imports).then((instance) => receive(instance, compiled), failed);
+        if (!isNode) {
+          WebAssembly.instantiate(compiled, imports).then((instance) => receive(instance, compiled), failed);
+          return {};
+        }
+        let instance;
+        try {
+          instance = new WebAssembly.Instance(compiled, imports);
+        } catch (e) {
+          failed(e);
+          return {};
+        }
+        receive(instance, compiled);
         return {};
       },
       print: () => {}, printErr: () => {},

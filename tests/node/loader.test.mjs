@@ -34,6 +34,15 @@ test('a file that is not wasm gives a clear instantiate error', async () => {
     e.code === 'ERR_LOAD' && /could not instantiate the wasm-scalar build from the given wasmBinary/.test(e.message));
 });
 
+test('a wasm module whose imports the glue cannot satisfy is refused, and loading still works', async () => {
+  // (module (import "zz" "f" (func))): instantiation throws. In Node the instance is created
+  // synchronously inside the glue's instantiateWasm callback; that throw must reject load().
+  const wrong = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 0, 0, 2, 8, 1, 2, 122, 122, 1, 102, 0, 0]);
+  await assert.rejects(load({ simd: true, wasmBinary: wrong }), (e) =>
+    e.code === 'ERR_LOAD' && /could not instantiate the wasm-simd128 build from the given wasmBinary: .*"zz"/.test(e.message));
+  assert.equal((await load()).sinusoidalPositionalEncoding(2, 2).data.length, 4);
+});
+
 test('wasmUrl and wasmBinary overrides load the named files', async () => {
   const file = path.join(ROOT, 'web/dist/attnkit-scalar.wasm');
   const viaBinary = await load({ simd: false, wasmBinary: fs.readFileSync(file) });
