@@ -14,17 +14,19 @@ const finalizer = typeof FinalizationRegistry === 'function'
   : null;
 
 // GPT-2's byte <-> character table (bytes_to_unicode): printable bytes stand for themselves, the
-// rest are shifted past U+00FF so that every byte is a visible character.
-const BYTE_TO_CHAR = (() => {
-  const table = new Array(256);
+// rest are shifted past U+00FF so that every byte is a visible character. Built on first use, not
+// at import (import time is start-up time for every user of the package).
+let byteTables = null;
+function bytesToUnicode() {
+  if (byteTables) return byteTables;
+  const toChar = new Array(256);
   let n = 0;
   for (let b = 0; b < 256; b++) {
     const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-    table[b] = String.fromCharCode(printable ? b : 256 + n++);
+    toChar[b] = String.fromCharCode(printable ? b : 256 + n++);
   }
-  return table;
-})();
-const CHAR_TO_BYTE = new Map(BYTE_TO_CHAR.map((c, b) => [c, b]));
+  return (byteTables = { toChar, toByte: new Map(toChar.map((c, b) => [c, b])) });
+}
 // GPT-2's pre-tokenisation pattern (encoder.py), with Unicode letter and number classes.
 const GPT2_PATTERN = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
 const utf8 = new TextEncoder();
@@ -202,10 +204,11 @@ export class Tokenizer {
         const from = [], to = [];
         let model = '';
         let k = 0;
+        const { toChar } = bytesToUnicode();
         for (const c of w.text) {
           for (const byte of utf8.encode(c)) {
-            const n = byteLevel ? (BYTE_TO_CHAR[byte].charCodeAt(0) < 0x80 ? 1 : 2) : 1;
-            if (byteLevel) model += BYTE_TO_CHAR[byte];
+            const n = byteLevel ? (toChar[byte].charCodeAt(0) < 0x80 ? 1 : 2) : 1;
+            if (byteLevel) model += toChar[byte];
             for (let r = 0; r < n; r++) from.push(k), to.push(k + c.length);
           }
           if (!byteLevel) model += c;
@@ -376,9 +379,10 @@ export class Tokenizer {
     }
     if (this.model === 'bpe') {
       const bytes = [];
+      const { toByte } = bytesToUnicode();
       for (const p of parts) {
         if (this._addedByContent.has(p)) bytes.push(...utf8.encode(p));
-        else for (const c of p) bytes.push(CHAR_TO_BYTE.get(c) ?? 63);
+        else for (const c of p) bytes.push(toByte.get(c) ?? 63);
       }
       return new TextDecoder().decode(Uint8Array.from(bytes));
     }
