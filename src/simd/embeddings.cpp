@@ -1,7 +1,8 @@
 // The fused embedding row in xsimd (contract in attnkit/embeddings.hpp): one sweep gathers the
 // word row, scales it, adds the token-type and position rows, stores the sum and accumulates its
 // sum and sum of squares; a second sweep normalises the row while it is still in L1. One variant
-// per number of added rows (0-2) and with or without a norm, picked once per call.
+// per number of added rows (0-2), and one without statistics for GPT-2's wte + wpe; picked once
+// per call.
 #include "attnkit/embeddings.hpp"
 #include "attnkit/simd_arch.hpp"
 #include "simd/row_norm.hpp"
@@ -67,6 +68,20 @@ inline void touch_lines(const float* row, int dim) {
   g_touch_sink = s;
 }
 
+// The norm's second sweep over a row y in L1, from the first sweep's sum and sum of squares. One
+// out-of-line copy shared by the variants below (inlined into each, it cost 10 KB of .wasm).
+static void normalize_row(float* y, const EmbeddingsView& w, float sum, float sumsq) {
+  using A = simd_arch;
+  if (w.norm == NormKind::layer_norm) {
+    float mean, rstd;
+    layer_norm_stats<A>(y, w.dim, sum, sumsq, w.eps, mean, rstd);
+    row_affine<A>::template apply<true, true>(y, y, w.dim, mean, rstd, w.gamma, w.beta);
+  } else if (w.norm == NormKind::rms_norm) {
+    row_affine<A>::template apply<true, false>(y, y, w.dim, 0.0f, 1.0f / std::sqrt(sumsq / w.dim + w.eps), w.gamma,
+                                               nullptr);
+  }
+}
+
 template <int NAdd, bool Stats>
 void rows(float* out, const EmbeddingsView& w, const int32_t* ids, const int32_t* positions, const int32_t* types,
           std::size_t n) {
@@ -80,15 +95,7 @@ void rows(float* out, const EmbeddingsView& w, const int32_t* ids, const int32_t
     float sum, sumsq;
     row_gather_add<A, NAdd, Stats>{}(A{}, y, w.word + ids[r] * dim, w.scale, t ? t : p, t ? p : nullptr, w.dim, sum,
                                      sumsq);
-    if constexpr (!Stats) continue;
-    if (w.norm == NormKind::layer_norm) {
-      float mean, rstd;
-      layer_norm_stats<A>(y, w.dim, sum, sumsq, w.eps, mean, rstd);
-      row_affine<A>::template apply<true, true>(y, y, w.dim, mean, rstd, w.gamma, w.beta);
-    } else if (w.norm == NormKind::rms_norm) {
-      row_affine<A>::template apply<true, false>(y, y, w.dim, 0.0f, 1.0f / std::sqrt(sumsq / w.dim + w.eps), w.gamma,
-                                                 nullptr);
-    }
+    if constexpr (Stats) normalize_row(y, w, sum, sumsq);
   }
 }
 
@@ -96,10 +103,12 @@ using RowsFn = void (*)(float*, const EmbeddingsView&, const int32_t*, const int
 
 void embeddings_rows(float* out, const EmbeddingsView& w, const int32_t* ids, const int32_t* positions,
                      const int32_t* types, std::size_t n) {
-  // Called through a pointer on purpose: wasm-opt inlines functions with one caller, and the six
+  // Called through a pointer on purpose: wasm-opt inlines functions with one caller, and the
   // variants inlined into one function measured 1.8x slower in V8 (its register allocator gives
   // up on a function that size). Each variant stays a function of its own.
-  static constexpr RowsFn kRows[2][3] = {{rows<0, false>, rows<1, false>, rows<2, false>},
+  // Without a norm only the one-addend case (GPT-2's wte + wpe) has a variant that skips the
+  // statistics; the rarer ones take the statistics for nothing, which keeps the .wasm smaller.
+  static constexpr RowsFn kRows[2][3] = {{rows<0, true>, rows<1, false>, rows<2, true>},
                                          {rows<0, true>, rows<1, true>, rows<2, true>}};
   const RowsFn f = kRows[w.norm != NormKind::none][(w.position != nullptr) + (w.token_type != nullptr)];
   f(out, w, ids, positions, types, n);
