@@ -116,3 +116,14 @@ export function boolean(fn, name, v) {
 }
 
 export const optionalNumber = (fn, name, v, dflt) => (v === undefined ? dflt : num(fn, name, v));
+
+/** A text file given as a string, bytes (UTF-8), a parsed JSON object or a fetch Response -> its text. */
+export async function textInput(fn, name, x) {
+  if (typeof Response === 'function' && x instanceof Response) return x.text();
+  if (x instanceof ArrayBuffer || ArrayBuffer.isView(x)) return new TextDecoder().decode(x);
+  if (typeof x === 'string') return x;
+  if (x && typeof x === 'object') return JSON.stringify(x);
+  throw new AttnkitError(`${fn}: ${name} must be text, bytes, a parsed object or a Response, got ${describe(x)}`, {
+    code: 'ERR_INVALID_ARGUMENT', argument: name,
+  });
+}

@@ -438,7 +438,7 @@ export class Attnkit {
   linear(x: Floats, weight: Floats, options?: { bias?: Floats; layout?: 'outIn' | 'inOut' }): Tensor<Float32Array>;
   /** Element-wise 'relu', 'gelu' (erf) or 'gelu_tanh' / 'gelu_new'. */
   activation(x: Floats, kind?: 'relu' | 'gelu' | 'gelu_tanh' | 'gelu_new' | 'silu'): Tensor<Float32Array>;
-  /** config.json (text, object or Response) → the spec a Model is built from. */
+  /** config.json (text, bytes, parsed object or Response) → the spec a Model is built from. */
   modelSpec(config: TextSource): Promise<ModelSpec>;
   /** `new ak.DecoderLayer(options)`: self-attention, cross-attention over memory, feed-forward. */
   readonly DecoderLayer: new (options: DecoderLayerOptions) => DecoderLayer;

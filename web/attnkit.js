@@ -10,7 +10,7 @@
 import createSimdModule from './dist/attnkit-simd.mjs';
 import { AttnkitError } from './errors.js';
 import { WasmHeap } from './heap.js';
-import { isNode, readBytes } from './read_bytes.js';
+import { isNode, readBytes, resolveUrl } from './read_bytes.js';
 import { Tensor } from './tensor.js';
 import { describe, floatInput, idsInput, num, oneOf, optionalNumber } from './args.js';
 import { Embeddings } from './embeddings.js';
@@ -105,9 +105,7 @@ async function instantiate(backend, explicitUrl, wasmBinary, loadersUrl) {
   const build = BUILDS[backend];
   let url;
   try {
-    url = explicitUrl
-      ? new URL(String(explicitUrl), typeof location === 'object' ? location.href : import.meta.url)
-      : build.wasm();
+    url = explicitUrl ? resolveUrl(explicitUrl) : build.wasm();
   } catch (e) {
     throw new AttnkitError(`load: wasmUrl ${describe(explicitUrl)} is not a valid URL (${e.message})`, {
       code: 'ERR_INVALID_ARGUMENT',

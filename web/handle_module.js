@@ -1,6 +1,7 @@
-// A module whose weights and state live in C++ (Embeddings, MultiHeadAttention, EncoderLayer),
-// addressed by a handle. Owns the handle: frees it on dispose(), or when the object is garbage-
-// collected if the user forgot; copies weights in with every size checked first.
+// C++ objects addressed by a handle in a wasm module. OwnedHandle owns the handle: it frees it on
+// dispose(), or when the JavaScript object is garbage-collected if the user forgot (tokenizers use
+// it as it is). HandleModule adds weights copied in with every size checked first (Embeddings,
+// MultiHeadAttention, EncoderLayer, DecoderLayer).
 import { AttnkitError } from './errors.js';
 import { describe, floatInput } from './args.js';
 
@@ -8,26 +9,47 @@ const finalizer = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry(({ m, free, handle }) => m[free](handle))
   : null;
 
-export class HandleModule {
+export class OwnedHandle {
+  /** heap: the WasmHeap holding the object; what: its name in messages; free: its raw free function. */
+  _own(heap, handle, what, free) {
+    this._heap = heap;
+    this._handle = handle;
+    this._what = what;
+    this._free = free;
+    finalizer?.register(this, { m: heap._m, free, handle }, this);
+  }
+
+  _live(fn) {
+    if (!this._handle) {
+      throw new AttnkitError(`${fn}: this ${this._what} was disposed`, { code: 'ERR_DISPOSED' });
+    }
+  }
+
+  /** Frees the object's wasm memory. Further calls throw ERR_DISPOSED; calling it twice is fine. */
+  dispose() {
+    if (!this._handle) return;
+    finalizer?.unregister(this);
+    this._heap._m[this._free](this._handle);
+    this._handle = 0;
+  }
+}
+
+export class HandleModule extends OwnedHandle {
   /**
    * ak: the loaded Attnkit; handle: from its `_xCreate`; kind: the class name in messages;
    * raw: {free, weight} names of the raw functions; names: weight names (index = the C++ weight
    * number); aliases: other spellings (PyTorch, Hugging Face) mapped onto names.
    */
   _adopt(ak, handle, kind, raw, names, aliases = {}) {
-    this._ak = ak;
-    this._handle = handle;
-    this._kind = kind;
+    this._own(ak, handle, `${kind} module`, raw.free);
     this._rawNames = raw;
     this._weightNames = names;
     this._aliases = aliases;
-    finalizer?.register(this, { m: ak._m, free: raw.free, handle }, this);
   }
 
-  _live(fn) {
-    if (!this._handle) {
-      throw new AttnkitError(`${fn}: this ${this._kind} module was disposed`, { code: 'ERR_DISPOSED' });
-    }
+  /** The Attnkit this module lives in. */
+  get _ak() {
+    return this._heap;
   }
 
   /**
@@ -61,13 +83,5 @@ export class HandleModule {
       this._ak._m.HEAPF32.set(data, ptr >>> 2); // a fresh view: nothing allocates in between
     }
     return this;
-  }
-
-  /** Frees the module's wasm memory. Further calls throw ERR_DISPOSED; calling it twice is fine. */
-  dispose() {
-    if (!this._handle) return;
-    finalizer?.unregister(this);
-    this._ak._m[this._rawNames.free](this._handle);
-    this._handle = 0;
   }
 }

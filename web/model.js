@@ -3,7 +3,7 @@
 // an Embeddings module, EncoderLayers and a final norm.
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { describe, idsInput } from './args.js';
+import { describe, idsInput, textInput } from './args.js';
 import { Embeddings } from './embeddings.js';
 import { EncoderLayer } from './encoder_layer.js';
 import { loaders, loadSafetensors } from './safetensors.js';
@@ -71,16 +71,10 @@ export const FAMILIES = {
 };
 FAMILIES.roberta = FAMILIES.bert;
 
-/** config.json (text, parsed object, or Response) -> the model spec of model_config.hpp. */
+/** config.json (text, bytes, parsed object, or Response) -> the model spec of model_config.hpp. */
 export async function modelSpec(ak, config) {
   const fn = 'Model.fromPretrained';
-  let text = config;
-  if (typeof Response === 'function' && config instanceof Response) text = await config.text();
-  else if (config && typeof config === 'object' && !(config instanceof Uint8Array)) text = JSON.stringify(config);
-  if (typeof text !== 'string') {
-    throw new AttnkitError(`${fn}: config must be config.json's text, its parsed object or a Response, got ${describe(config)}`,
-      { code: 'ERR_INVALID_ARGUMENT', argument: 'config' });
-  }
+  const text = await textInput(fn, 'config', config);
   const heap = await loaders(ak);
   const bytes = new TextEncoder().encode(text);
   heap._withInputs([bytes], ([p]) => heap._raw(fn, '_modelSpec', [p, bytes.length]));

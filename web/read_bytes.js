@@ -2,6 +2,11 @@
 // file: URLs in Node.
 export const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
 
+/** A URL the user gave (string or URL), relative to the page in browsers, to this module in Node. */
+export function resolveUrl(spec) {
+  return new URL(String(spec), typeof location === 'object' ? location.href : import.meta.url);
+}
+
 export async function readBytes(url) {
   if (url.protocol === 'file:') {
     if (!isNode) throw new Error('file: URLs can only be read in Node');

@@ -6,7 +6,7 @@ import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
 import { describe } from './args.js';
 import { WasmHeap } from './heap.js';
-import { readBytes } from './read_bytes.js';
+import { readBytes, resolveUrl } from './read_bytes.js';
 
 const pending = new Map();
 
@@ -17,9 +17,7 @@ export function loaders(ak) {
     const promise = (async () => {
       let url;
       try {
-        url = ak._loadersUrl
-          ? new URL(String(ak._loadersUrl), typeof location === 'object' ? location.href : import.meta.url)
-          : new URL('./dist/attnkit-loaders.wasm', import.meta.url);
+        url = ak._loadersUrl ? resolveUrl(ak._loadersUrl) : new URL('./dist/attnkit-loaders.wasm', import.meta.url);
       } catch (e) {
         throw new AttnkitError(`load: wasmUrl['wasm-loaders'] is not a valid URL (${e.message})`, {
           code: 'ERR_INVALID_ARGUMENT', argument: 'wasmUrl',

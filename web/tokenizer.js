@@ -6,12 +6,9 @@
 // the JavaScript string given to encode (UTF-16 code units, what String.slice takes).
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { describe } from './args.js';
+import { describe, textInput } from './args.js';
 import { loaders } from './safetensors.js';
-
-const finalizer = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry(({ heap, handle }) => heap._m._tokenizerFree(handle))
-  : null;
+import { OwnedHandle } from './handle_module.js';
 
 // GPT-2's byte <-> character table (bytes_to_unicode): printable bytes stand for themselves, the
 // rest are shifted past U+00FF so that every byte is a visible character. Built on first use, not
@@ -109,16 +106,6 @@ function preTokenize(text, steps) {
   return words;
 }
 
-async function textOf(fn, name, x) {
-  if (typeof Response === 'function' && x instanceof Response) return x.text();
-  if (x instanceof ArrayBuffer || ArrayBuffer.isView(x)) return new TextDecoder().decode(x);
-  if (typeof x === 'string') return x;
-  if (x && typeof x === 'object') return JSON.stringify(x);
-  throw new AttnkitError(`${fn}: ${name} must be text, bytes, a parsed object or a Response, got ${describe(x)}`, {
-    code: 'ERR_INVALID_ARGUMENT', argument: name,
-  });
-}
-
 async function create(ak, fn, kind, a, b = '', lowercase = true) {
   const heap = await loaders(ak);
   const ba = utf8.encode(a), bb = utf8.encode(b);
@@ -126,26 +113,26 @@ async function create(ak, fn, kind, a, b = '', lowercase = true) {
   return new Tokenizer(heap, handle, JSON.parse(heap._m._tokenizerSettings(handle)));
 }
 
-export class Tokenizer {
+export class Tokenizer extends OwnedHandle {
   /** tokenizer.json (text, bytes, parsed object or Response). */
   static async fromJSON(ak, tokenizerJson) {
-    return create(ak, 'Tokenizer.fromJSON', 0, await textOf('Tokenizer.fromJSON', 'tokenizerJson', tokenizerJson));
+    return create(ak, 'Tokenizer.fromJSON', 0, await textInput('Tokenizer.fromJSON', 'tokenizerJson', tokenizerJson));
   }
 
   /** BERT's vocab.txt (one token per line); lowercase: uncased models (default true). */
   static async fromVocab(ak, vocabTxt, { lowercase = true } = {}) {
-    return create(ak, 'Tokenizer.fromVocab', 1, await textOf('Tokenizer.fromVocab', 'vocabTxt', vocabTxt), '', lowercase);
+    return create(ak, 'Tokenizer.fromVocab', 1, await textInput('Tokenizer.fromVocab', 'vocabTxt', vocabTxt), '', lowercase);
   }
 
   /** GPT-2's encoder.json and vocab.bpe. */
   static async fromGpt2(ak, encoderJson, vocabBpe) {
     const fn = 'Tokenizer.fromGpt2';
-    return create(ak, fn, 2, await textOf(fn, 'encoderJson', encoderJson), await textOf(fn, 'vocabBpe', vocabBpe));
+    return create(ak, fn, 2, await textInput(fn, 'encoderJson', encoderJson), await textInput(fn, 'vocabBpe', vocabBpe));
   }
 
   constructor(heap, handle, settings) {
-    this._heap = heap;
-    this._handle = handle;
+    super();
+    this._own(heap, handle, 'Tokenizer', '_tokenizerFree');
     this._s = settings;
     /** Token strings by id. */
     this.vocab = settings.vocab;
@@ -155,11 +142,6 @@ export class Tokenizer {
     this._special = new Set(settings.addedTokens.filter((t) => t.special).map((t) => t.id));
     const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     this._addedPattern = this._added.length ? new RegExp(this._added.map((t) => esc(t.content)).join('|'), 'g') : null;
-    finalizer?.register(this, { heap, handle }, this);
-  }
-
-  _live(fn) {
-    if (!this._handle) throw new AttnkitError(`${fn}: this Tokenizer was disposed`, { code: 'ERR_DISPOSED' });
   }
 
   // One text -> [{id, start, end}] before the template.
@@ -187,6 +169,7 @@ export class Tokenizer {
     // 2. Normalise and split the rest into words; 3. the words to ids in one C++ call.
     const words = [];
     const byteLevel = this._s.preTokenizer.some((p) => p.type === 'byteLevel');
+    const toChar = byteLevel ? bytesToUnicode().toChar : null;
     const prefixSpace = this._s.preTokenizer.some((p) => p.addPrefixSpace);
     for (const seg of segments) {
       if (seg.id !== undefined) {
@@ -204,7 +187,6 @@ export class Tokenizer {
         const from = [], to = [];
         let model = '';
         let k = 0;
-        const { toChar } = bytesToUnicode();
         for (const c of w.text) {
           for (const byte of utf8.encode(c)) {
             const n = byteLevel ? (toChar[byte].charCodeAt(0) < 0x80 ? 1 : 2) : 1;
@@ -390,13 +372,5 @@ export class Tokenizer {
     return parts.join(' ').split(` ${prefix}`).join('')
       .replace(/ ([.?!,])/g, '$1').replace(/ ' /g, "'").replace(/ n't/g, "n't")
       .replace(/ '(m|s|ve|re)\b/g, "'$1");
-  }
-
-  /** Frees the vocabulary held in wasm memory. */
-  dispose() {
-    if (!this._handle) return;
-    finalizer?.unregister(this);
-    this._heap._m._tokenizerFree(this._handle);
-    this._handle = 0;
   }
 }
