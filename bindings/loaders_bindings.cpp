@@ -79,12 +79,15 @@ std::string tokenizer_settings(double handle) {
 
 // words: UTF-8 words back to back; ends: int32 byte end of each. Result: int32 (id, word, end)
 // triples.
-int tokenizer_encode(uintptr_t slot, double handle, uintptr_t words, uintptr_t ends, double count) {
+int tokenizer_encode(uintptr_t slot, double handle, uintptr_t words, double length, uintptr_t ends, double count) {
   Tokenizer* t = nullptr;
   Status s = g_tokenizers.find(handle, t);
   if (s.ok()) s = check_integer("words.length", count, 0, 1 << 28);
+  if (s.ok()) s = check_integer("bytes.length", length, 0, 2147483647.0);
+  // At most one token per byte, three int32 each, in a vector that may double.
+  if (s.ok()) s = check_heap("encode", 24.0 * length + 65536);
   std::vector<int32_t> out;
-  if (s.ok()) s = t->encode(in<char>(words), in<int32_t>(ends), static_cast<std::size_t>(count), out);
+  if (s.ok()) s = t->encode(in<char>(words), static_cast<std::size_t>(length), in<int32_t>(ends), static_cast<std::size_t>(count), out);
   if (!s.ok()) return fail(std::move(s));
   return with_result<int32_t>(slot, out.size(), [&](int32_t* r) {
     std::copy(out.begin(), out.end(), r);

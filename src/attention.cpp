@@ -74,10 +74,12 @@ Status check_attention_mask(MaskKind kind, const double dims[4], double length, 
 }
 
 namespace ref {
-void attention(const AttentionArgs& a) {
+void attention(const AttentionArgs& a, float* score) {
+  // PyTorch's math path, element for element: every score is computed, masks are added (0 or
+  // -inf; a boolean 0 or the causal limit adds -inf, as masked_fill into an additive bias does),
+  // softmax propagates NaN, and the weighted sum includes zero weights (0 * NaN = NaN, as a matmul).
   const AttentionShape& s = a.shape;
   const int group = s.heads / s.kv_heads, offset = s.kv_len - s.q_len;
-  std::vector<float> score(static_cast<std::size_t>(s.kv_len));
   for (int b = 0; b < s.batch; ++b) {
     for (int h = 0; h < s.heads; ++h) {
       const int g = h / group;
@@ -86,23 +88,25 @@ void attention(const AttentionArgs& a) {
         const int p = offset + i;  // this query's position
         const std::size_t mrow = a.mask.row_offset(b, h, i);
         float max = kNegInf;
+        bool nan = false;
         for (int j = 0; j < s.kv_len; ++j) {
-          float x = kNegInf;
-          if (!(a.causal && j > p)) {
-            const float* k = a.k.row(b, g, j);
-            float dot = 0;
-            for (int c = 0; c < s.head_dim; ++c) dot += q[c] * k[c];
-            x = dot * a.scale + mask_term(a.mask, mrow, j);
-            if (a.alibi) x += a.alibi[h] * static_cast<float>(j - p);
-          }
+          const float* k = a.k.row(b, g, j);
+          float dot = 0;
+          for (int c = 0; c < s.head_dim; ++c) dot += q[c] * k[c];
+          float x = dot * a.scale;
+          if (a.alibi) x += a.alibi[h] * static_cast<float>(j - p);
+          x += mask_term(a.mask, mrow, j);
+          if (a.causal && j > p) x += kNegInf;
           score[j] = x;
+          nan |= std::isnan(x);
           max = std::max(max, x);
         }
         float* out = a.out.row(b, h, i);
         float* w = a.weights ? a.weights + ((static_cast<std::size_t>(b) * s.heads + h) * s.q_len + i) * s.kv_len
                              : nullptr;
         std::fill(out, out + s.v_dim, 0.f);
-        if (max == kNegInf) {  // every key masked: zeros, not NaN
+        if (nan) max = std::numeric_limits<float>::quiet_NaN();
+        if (max == kNegInf) {  // every key masked: zeros, not NaN (the documented exception)
           if (w) std::fill(w, w + s.kv_len, 0.f);
           continue;
         }
@@ -111,13 +115,17 @@ void attention(const AttentionArgs& a) {
         for (int j = 0; j < s.kv_len; ++j) {
           const float wj = score[j] / sum;
           if (w) w[j] = wj;
-          if (wj == 0) continue;
           const float* v = a.v.row(b, g, j);
           for (int c = 0; c < s.v_dim; ++c) out[c] += wj * v[c];
         }
       }
     }
   }
+}
+
+void attention(const AttentionArgs& a) {
+  std::vector<float> score(static_cast<std::size_t>(std::max(a.shape.kv_len, 1)));
+  attention(a, score.data());
 }
 }  // namespace ref
 
@@ -128,9 +136,61 @@ Status check_attention_scale(double scale) {
   return Status::success();
 }
 
+namespace {
+// The largest |x| over the rows of a [B, H, L, n] view; +inf when any value is NaN or infinite.
+float max_abs(const Heads<const float>& x, int batch, int heads, int length, int n) {
+  float m = 0;
+  for (int b = 0; b < batch; ++b)
+    for (int h = 0; h < heads; ++h)
+      for (int i = 0; i < length; ++i) {
+        const float* r = x.row(b, h, i);
+        for (int c = 0; c < n; ++c) {
+          const float v = std::fabs(r[c]);
+          m = v <= m ? m : v;  // NaN compares false: becomes m = NaN, caught below
+        }
+      }
+  return std::isfinite(m) ? m : std::numeric_limits<float>::infinity();
+}
+}  // namespace
+
+bool attention_needs_reference(const AttentionArgs& a) {
+  const AttentionShape& s = a.shape;
+  // Scores and sums stay far from float32's range (3.4e38) below this: then no score overflows,
+  // and the tiled kernel's unnormalised output (at most keyLength * max|v|) stays finite too.
+  constexpr double kSafe = 1e30;
+  const double q = max_abs(a.q, s.batch, s.heads, s.q_len, s.head_dim);
+  const double k = max_abs(a.k, s.batch, s.kv_heads, s.kv_len, s.head_dim);
+  const double v = max_abs(a.v, s.batch, s.kv_heads, s.kv_len, s.v_dim);
+  double bias = 0;
+  if (a.alibi)
+    for (int h = 0; h < s.heads; ++h) bias = std::max(bias, std::fabs(static_cast<double>(a.alibi[h])) * s.kv_len);
+  if (!(q * k * s.head_dim * std::fabs(a.scale) + bias < kSafe) || !(v * std::max(s.kv_len, 1) < kSafe)) return true;
+  if (a.mask.kind == MaskKind::additive) {
+    // -inf (masked) and any finite value are fine; NaN and +inf are not.
+    const std::size_t n = static_cast<std::size_t>(a.mask.dims[0]) * a.mask.dims[1] * a.mask.dims[2] * a.mask.dims[3];
+    const float* m = static_cast<const float*>(a.mask.data);
+    bool bad = false;
+    for (std::size_t i = 0; i < n; ++i) bad |= !(m[i] < std::numeric_limits<float>::infinity());
+    if (bad) return true;
+  }
+  return false;
+}
+
 Status attention(const AttentionArgs& a) {
   Status s = check_attention_scale(a.scale);
   if (!s.ok()) return s;
+#if ATTNKIT_HAVE_SIMD
+  const bool reference = attention_needs_reference(a);
+#else
+  const bool reference = true;
+#endif
+  if (reference) {
+    float* row = static_cast<float*>(std::malloc(sizeof(float) * std::max(a.shape.kv_len, 1)));
+    if (!row) return Status::error(Code::out_of_memory, "keyLength", "could not allocate the attention row");
+    ref::attention(a, row);
+    std::free(row);
+    return s;
+  }
 #if ATTNKIT_HAVE_SIMD
   const std::size_t n = attention_scratch_floats(a.shape, a.weights != nullptr);
   float* scratch = static_cast<float*>(std::malloc(n * sizeof(float)));
@@ -141,8 +201,6 @@ Status attention(const AttentionArgs& a) {
   }
   simd::attention(a, scratch);
   std::free(scratch);
-#else
-  ref::attention(a);
 #endif
   return s;
 }

@@ -3,6 +3,11 @@
 #include <cmath>
 #include <cstdio>
 
+#ifdef __EMSCRIPTEN__
+#include <emscripten/heap.h>
+#include <malloc.h>
+#endif
+
 namespace attnkit {
 
 const char* code_name(Code code) {
@@ -65,6 +70,28 @@ Status check_length(const char* what, double actual, double expected, const char
     return Status::error(Code::shape_mismatch, what,
                          std::string(what) + " has " + show_number(actual) + " elements, expected " +
                              expected_text + " = " + show_number(expected));
+  }
+  return Status::success();
+}
+
+double heap_max_bytes() {
+#ifdef __EMSCRIPTEN__
+  return static_cast<double>(emscripten_get_heap_max());
+#else
+  return 0;
+#endif
+}
+
+Status check_heap(const char* what, double bytes) {
+#ifdef __EMSCRIPTEN__
+  const double left = heap_max_bytes() - static_cast<double>(mallinfo().uordblks);
+#else
+  const double left = 70368744177664.0;  // 2^46
+#endif
+  if (!(bytes <= left)) {
+    return Status::error(Code::out_of_memory, what,
+                         std::string(what) + " needs " + show_number(bytes) + " bytes but the heap has " +
+                             show_number(left) + " left (ceiling " + show_number(heap_max_bytes()) + " bytes)");
   }
   return Status::success();
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <new>
+#include <queue>
 
 #include <nlohmann/json.hpp>
 
@@ -14,9 +15,17 @@ namespace {
 
 using json = nlohmann::json;
 
+// The files are untrusted: every field is type-checked here before it is read (nlohmann's get<>
+// and value() throw on a wrong type, and a throw reaches JavaScript as a bare number).
+
 Status bad(const std::string& where, const std::string& message) {
   return Status::error(Code::invalid_argument, where, message);
 }
+
+// Heap bytes nlohmann/json may take per byte of input (measured worst case: [0,0,...] arrays,
+// 16-byte values in a vector that doubles), checked before parsing so that the parser never runs
+// the heap dry (which would abort the wasm instance).
+constexpr double kJsonBytesPerByte = 24;
 
 // Byte length of the UTF-8 sequence starting with byte c (1 for stray continuation bytes, so
 // that malformed input still advances).
@@ -31,32 +40,66 @@ Status parse_json(const char* text, std::size_t length, const char* what, json& 
   if (json_depth(text, length, kMaxJsonDepth) > kMaxJsonDepth) {
     return bad(what, std::string(what) + " nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   }
+  Status s = check_heap(what, kJsonBytesPerByte * static_cast<double>(length) + 65536);
+  if (!s.ok()) return s;
   out = json::parse(text, text + length, nullptr, false);
   if (out.is_discarded()) return bad(what, std::string(what) + " is not valid JSON");
   return Status::success();
 }
 
+// obj[key] when obj is an object that has it and it is not null; else nullptr.
+const json* field(const json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  const auto it = obj.find(key);
+  return it == obj.end() || it->is_null() ? nullptr : &*it;
+}
+
 // A boolean field (absent = dflt; null = dflt too, as tokenizers writes optional settings).
 Status flag(const json& j, const char* key, bool dflt, const std::string& where, bool& out) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return out = dflt, Status::success();
-  if (!it->is_boolean()) return bad(where + "." + key, where + "." + key + " must be true or false");
-  out = it->get<bool>();
+  const json* v = field(j, key);
+  if (!v) return out = dflt, Status::success();
+  if (!v->is_boolean()) return bad(where + "." + key, where + "." + key + " must be true or false, got " + v->dump());
+  out = v->get<bool>();
+  return Status::success();
+}
+
+// A string field (absent or null = dflt).
+Status text_field(const json& j, const char* key, const std::string& dflt, const std::string& where, std::string& out) {
+  const json* v = field(j, key);
+  if (!v) return out = dflt, Status::success();
+  if (!v->is_string()) return bad(where + "." + key, where + "." + key + " must be a string, got " + v->dump());
+  out = v->get<std::string>();
+  return Status::success();
+}
+
+// An integer field in [lo, hi] (absent or null = dflt).
+Status int_field(const json& j, const char* key, int64_t dflt, int64_t lo, int64_t hi, const std::string& where,
+                 int64_t& out) {
+  const json* v = field(j, key);
+  if (!v) return out = dflt, Status::success();
+  const bool is_int = v->is_number_integer();
+  const bool in_range = is_int && (v->is_number_unsigned() ? v->get<uint64_t>() <= static_cast<uint64_t>(hi)
+                                                           : v->get<int64_t>() >= lo && v->get<int64_t>() <= hi);
+  if (!in_range) {
+    return bad(where + "." + key, where + "." + key + " must be an integer in [" + std::to_string(lo) + ", " +
+                                      std::to_string(hi) + "], got " + v->dump());
+  }
+  out = v->is_number_unsigned() ? static_cast<int64_t>(v->get<uint64_t>()) : v->get<int64_t>();
   return Status::success();
 }
 
 std::string type_of(const json& j) {
-  const auto t = j.find("type");
-  return t != j.end() && t->is_string() ? t->get<std::string>() : std::string();
+  const json* t = field(j, "type");
+  return t && t->is_string() ? t->get<std::string>() : std::string();
 }
 
 // A "Sequence" normalizer or pre-tokenizer: `one` on each item of j[key], in order.
 template <class One>
 Status sequence(const json& j, const char* key, const std::string& where, json& steps, One one) {
-  const auto it = j.find(key);
-  if (it == j.end() || !it->is_array()) return bad(where + "." + key, where + "." + key + " must be an array");
-  for (std::size_t i = 0; i < it->size(); ++i) {
-    Status s = one((*it)[i], where + "." + key + "[" + std::to_string(i) + "]", steps);
+  const json* list = field(j, key);
+  if (!list || !list->is_array()) return bad(where + "." + key, where + "." + key + " must be an array");
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    Status s = one((*list)[i], where + "." + key + "[" + std::to_string(i) + "]", steps);
     if (!s.ok()) return s;
   }
   return Status::success();
@@ -75,9 +118,9 @@ Status normalizer_steps(const json& n, const std::string& where, json& steps) {
     if (s.ok()) s = flag(n, "lowercase", true, where, lower);
     if (!s.ok()) return s;
     json strip = nullptr;  // null: follow lowercase, as BERT does
-    if (n.contains("strip_accents") && !n["strip_accents"].is_null()) {
-      if (!n["strip_accents"].is_boolean()) return bad(where + ".strip_accents", where + ".strip_accents must be a boolean or null");
-      strip = n["strip_accents"];
+    if (const json* v = field(n, "strip_accents")) {
+      if (!v->is_boolean()) return bad(where + ".strip_accents", where + ".strip_accents must be a boolean or null");
+      strip = *v;
     }
     steps.push_back({{"type", "bert"}, {"cleanText", clean}, {"handleChineseChars", chinese}, {"stripAccents", strip},
                      {"lowercase", lower}});
@@ -111,26 +154,43 @@ Status pre_tokenizer_steps(const json& p, const std::string& where, json& steps)
                                   "\" is not supported (supported: BertPreTokenizer, ByteLevel, WhitespaceSplit, Sequence)");
 }
 
+constexpr int64_t kMaxTypeId = 1 << 16;
+
+// An id the tokenizer may emit: an integer in [0, vocab_size).
+Status token_id(const json& v, int64_t vocab_size, const std::string& where, int32_t& out) {
+  // (an unsigned value above 2^63 reads as a negative int64)
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= vocab_size) {
+    return bad(where, where + " must be a token id in [0, " + std::to_string(vocab_size) + "), got " + v.dump());
+  }
+  out = static_cast<int32_t>(v.get<int64_t>());
+  return Status::success();
+}
+
 // Post-processor -> {"single": [...], "pair": [...]} of {"id", "typeId"} (a special token) or
-// {"sequence": 0 | 1, "typeId"} items; null when nothing is added.
-Status post_template(const json& p, const std::unordered_map<std::string, int32_t>& vocab, const std::string& where,
-                     json& out) {
+// {"sequence": 0 | 1, "typeId"} items; null when nothing is added. Ids are checked against the
+// vocabulary's size (a template must not emit an id the model has no row for).
+Status post_template(const json& p, const std::unordered_map<std::string, int32_t>& vocab, int64_t vocab_size,
+                     const std::string& where, json& out) {
   out = nullptr;
   if (p.is_null()) return Status::success();
   if (!p.is_object()) return bad(where, where + " must be an object or null");
   const std::string t = type_of(p);
   if (t == "ByteLevel") return Status::success();  // offsets only: adds no tokens
-  auto special = [&](const json& pair, const char* key, json& item) {
-    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_number_integer()) {
+  auto special = [&](const char* key, json& item) {
+    const json* pair = field(p, key);
+    if (!pair || !pair->is_array() || pair->size() != 2 || !(*pair)[0].is_string()) {
       return bad(where + "." + key, where + "." + key + " must be [token, id]");
     }
-    item = {{"id", pair[1]}, {"typeId", 0}};
+    int32_t id;
+    Status s = token_id((*pair)[1], vocab_size, where + "." + key + "[1]", id);
+    if (!s.ok()) return s;
+    item = {{"id", id}, {"typeId", 0}};
     return Status::success();
   };
   if (t == "BertProcessing" || t == "RobertaProcessing") {
     json cls, sep;
-    Status s = special(p.value("cls", json()), "cls", cls);
-    if (s.ok()) s = special(p.value("sep", json()), "sep", sep);
+    Status s = special("cls", cls);
+    if (s.ok()) s = special("sep", sep);
     if (!s.ok()) return s;
     const json a = {{"sequence", 0}, {"typeId", 0}};
     if (t == "BertProcessing") {
@@ -143,29 +203,50 @@ Status post_template(const json& p, const std::unordered_map<std::string, int32_
     return Status::success();
   }
   if (t == "TemplateProcessing") {
-    const json specials = p.value("special_tokens", json::object());
+    const json* specials = field(p, "special_tokens");
+    if (specials && !specials->is_object()) return bad(where + ".special_tokens", where + ".special_tokens must be an object");
     json result = json::object();
     for (const char* which : {"single", "pair"}) {
-      const auto it = p.find(which);
-      if (it == p.end() || !it->is_array()) return bad(where + "." + which, where + "." + which + " must be an array");
+      const json* list = field(p, which);
+      const std::string at = where + "." + which;
+      if (!list || !list->is_array()) return bad(at, at + " must be an array");
       json items = json::array();
-      for (const auto& piece : *it) {
-        if (piece.contains("SpecialToken")) {
-          const json& st = piece["SpecialToken"];
-          const std::string name = st.value("id", "");
+      for (std::size_t i = 0; i < list->size(); ++i) {
+        const json& piece = (*list)[i];
+        const std::string pat = at + "[" + std::to_string(i) + "]";
+        const json* st = field(piece, "SpecialToken");
+        const json* sq = field(piece, "Sequence");
+        if (!st == !sq || !(st ? st : sq)->is_object()) {
+          return bad(pat, pat + " must be {\"SpecialToken\": {...}} or {\"Sequence\": {...}}");
+        }
+        int64_t type_id;
+        Status s = int_field(st ? *st : *sq, "type_id", 0, 0, kMaxTypeId, pat, type_id);
+        if (!s.ok()) return s;
+        if (st) {
+          std::string name;
+          s = text_field(*st, "id", "", pat + ".SpecialToken", name);
+          if (!s.ok()) return s;
+          const json* entry = specials ? field(*specials, name.c_str()) : nullptr;
+          const json* ids = entry ? field(*entry, "ids") : nullptr;
           int32_t id = -1;
-          if (specials.contains(name) && specials[name].contains("ids") && specials[name]["ids"].size() == 1) {
-            id = specials[name]["ids"][0].get<int32_t>();
+          if (ids) {
+            if (!ids->is_array() || ids->size() != 1) {
+              return bad(where + ".special_tokens", where + ": the special token '" + name + "' must have exactly one id");
+            }
+            s = token_id((*ids)[0], vocab_size, where + ".special_tokens." + name + ".ids[0]", id);
+            if (!s.ok()) return s;
           } else if (vocab.count(name)) {
             id = vocab.at(name);
+          } else {
+            return bad(where + ".special_tokens", where + ": the special token '" + name + "' has no id");
           }
-          if (id < 0) return bad(where + ".special_tokens", where + ": the special token '" + name + "' has no single id");
-          items.push_back({{"id", id}, {"typeId", st.value("type_id", 0)}});
-        } else if (piece.contains("Sequence")) {
-          const json& sq = piece["Sequence"];
-          items.push_back({{"sequence", sq.value("id", "A") == "B" ? 1 : 0}, {"typeId", sq.value("type_id", 0)}});
+          items.push_back({{"id", id}, {"typeId", type_id}});
         } else {
-          return bad(where + "." + which, where + "." + which + " items must be SpecialToken or Sequence");
+          std::string seq;
+          s = text_field(*sq, "id", "A", pat + ".Sequence", seq);
+          if (s.ok() && seq != "A" && seq != "B") s = bad(pat + ".Sequence.id", pat + ".Sequence.id must be \"A\" or \"B\"");
+          if (!s.ok()) return s;
+          items.push_back({{"sequence", seq == "B" ? 1 : 0}, {"typeId", type_id}});
         }
       }
       result[which] = items;
@@ -178,49 +259,48 @@ Status post_template(const json& p, const std::unordered_map<std::string, int32_
                                   "RobertaProcessing, ByteLevel)");
 }
 
+constexpr int64_t kMaxId = 1 << 24;
+
 Status read_vocab_object(const json& v, const std::string& where, std::unordered_map<std::string, int32_t>& out) {
   if (!v.is_object()) return bad(where, where + " must be an object {token: id}");
   out.reserve(v.size());
   for (const auto& [token, id] : v.items()) {
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > (1 << 24)) {
-      return bad(where, where + ": token '" + token + "' has id " + id.dump() + "; ids are integers in [0, 2^24]");
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= kMaxId) {
+      return bad(where, where + ": token '" + token + "' has id " + id.dump() + "; ids are integers in [0, 2^24)");
     }
-    out.emplace(token, id.get<int32_t>());
+    out[token] = static_cast<int32_t>(id.get<int64_t>());
   }
   return Status::success();
 }
 
-// Merges: "a b" strings (tokenizers <= 0.19, vocab.bpe) or ["a", "b"] pairs (newer files).
-Status add_merge(const json& m, std::size_t rank, std::unordered_map<std::string, int32_t>& ranks) {
-  std::string key;
-  if (m.is_string()) {
-    key = m.get<std::string>();
-    if (key.find(' ') == std::string::npos) return bad("model.merges", "merge " + std::to_string(rank) + " (\"" + key + "\") is not \"left right\"");
-  } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-    key = m[0].get<std::string>() + " " + m[1].get<std::string>();
-  } else {
-    return bad("model.merges", "merge " + std::to_string(rank) + " must be \"left right\" or [left, right]");
-  }
-  ranks.emplace(std::move(key), static_cast<int32_t>(rank));
-  return Status::success();
-}
-
-json added_tokens_of(const json& list, Status& s) {
+json added_tokens_of(const json& list, int64_t vocab_limit, Status& s) {
   json out = json::array();
   if (list.is_null()) return out;
   if (!list.is_array()) {
     s = bad("added_tokens", "added_tokens must be an array");
     return out;
   }
-  for (const auto& a : list) {
-    if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content") ||
-        !a["content"].is_string()) {
-      s = bad("added_tokens", "each added token needs an integer id and a content string");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const json& a = list[i];
+    const std::string where = "added_tokens[" + std::to_string(i) + "]";
+    const json* id = field(a, "id");
+    const json* content = field(a, "content");
+    if (!id || !content || !content->is_string()) {
+      s = bad(where, where + " needs an integer id and a content string");
       return out;
     }
-    out.push_back({{"id", a["id"]}, {"content", a["content"]}, {"special", a.value("special", false)},
-                   {"lstrip", a.value("lstrip", false)}, {"rstrip", a.value("rstrip", false)},
-                   {"singleWord", a.value("single_word", false)}, {"normalized", a.value("normalized", !a.value("special", false))}});
+    int32_t value;
+    s = token_id(*id, vocab_limit, where + ".id", value);
+    bool special = false, lstrip = false, rstrip = false, single = false, normalized = false;
+    if (s.ok()) s = flag(a, "special", false, where, special);
+    if (s.ok()) s = flag(a, "lstrip", false, where, lstrip);
+    if (s.ok()) s = flag(a, "rstrip", false, where, rstrip);
+    if (s.ok()) s = flag(a, "single_word", false, where, single);
+    if (s.ok()) s = flag(a, "normalized", !special, where, normalized);
+    if (!s.ok()) return out;
+    if (content->get_ref<const std::string&>().empty()) continue;  // as tokenizers: an empty token matches nothing
+    out.push_back({{"id", value}, {"content", *content}, {"special", special}, {"lstrip", lstrip}, {"rstrip", rstrip},
+                   {"singleWord", single}, {"normalized", normalized}});
   }
   return out;
 }
@@ -233,71 +313,117 @@ json bert_template(const std::unordered_map<std::string, int32_t>& vocab) {
           {"pair", {cls, {{"sequence", 0}, {"typeId", 0}}, sep, {{"sequence", 1}, {"typeId", 1}}, sep1}}};
 }
 
+json special_token(int32_t id, const std::string& content) {
+  return {{"id", id}, {"content", content}, {"special", true}, {"lstrip", false}, {"rstrip", false},
+          {"singleWord", false}, {"normalized", false}};
+}
+
+// The largest id a vocabulary of `count` entries may use (see Tokenizer::kIdSlack).
+int64_t id_limit(std::size_t count) { return std::min<int64_t>(kMaxId, 2 * static_cast<int64_t>(count) + Tokenizer::kIdSlack); }
+
 }  // namespace
 
-void Tokenizer::finish(TokenizerModel model, nlohmann::json& settings) {
+Status Tokenizer::finish(TokenizerModel model, nlohmann::json& settings) {
   model_ = model;
   int32_t max_id = -1;
-  for (const auto& [t, id] : vocab_) max_id = std::max(max_id, id);
+  for (const auto& [t, id] : vocab_) {
+    max_id = std::max(max_id, id);
+    longest_token_ = std::max(longest_token_, t.size());
+  }
+  const int64_t limit = id_limit(vocab_.size());
+  if (max_id >= limit) {
+    return bad("vocab", "the vocabulary has " + std::to_string(vocab_.size()) + " tokens but uses id " +
+                            std::to_string(max_id) + "; ids must be below 2 x tokens + " + std::to_string(kIdSlack) +
+                            " = " + std::to_string(limit));
+  }
   tokens_.assign(static_cast<std::size_t>(max_id + 1), std::string());
   for (const auto& [t, id] : vocab_) tokens_[id] = t;
   settings["unkId"] = unk_;
   settings["continuingSubwordPrefix"] = model == TokenizerModel::wordpiece ? prefix_ : std::string();
   settings["vocab"] = tokens_;
   settings_ = settings.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return Status::success();
 }
 
 Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std::unique_ptr<Tokenizer>& out) {
   json j;
   Status s = parse_json(text, length, "tokenizer.json", j);
   if (!s.ok()) return s;
-  if (!j.is_object() || !j.contains("model") || !j["model"].is_object()) {
-    return bad("model", "tokenizer.json must be an object with a \"model\"");
-  }
+  const json* m = field(j, "model");
+  if (!m || !m->is_object()) return bad("model", "tokenizer.json must be an object with a \"model\"");
   std::unique_ptr<Tokenizer> t(new (std::nothrow) Tokenizer());
   if (!t) return Status::error(Code::out_of_memory, "tokenizer", "could not allocate the tokenizer");
-  const json& m = j["model"];
-  std::string type = type_of(m);
-  if (type.empty() && m.contains("merges")) type = "BPE";  // older files omit the type
-  if (type.empty() && m.contains("continuing_subword_prefix")) type = "WordPiece";
+  std::string type = type_of(*m);
+  if (type.empty() && field(*m, "merges")) type = "BPE";  // older files omit the type
+  if (type.empty() && field(*m, "continuing_subword_prefix")) type = "WordPiece";
   if (type != "WordPiece" && type != "BPE") {
     return bad("model.type", "model type \"" + type + "\" is not supported (supported: WordPiece, BPE)");
   }
-  s = read_vocab_object(m.value("vocab", json()), "model.vocab", t->vocab_);
+  const json* vocab = field(*m, "vocab");
+  s = read_vocab_object(vocab ? *vocab : json(), "model.vocab", t->vocab_);
   if (!s.ok()) return s;
   json settings = json::object();
-  auto unk_of = [&](const json& u) -> Status {
-    if (u.is_null()) return Status::success();
-    if (!u.is_string()) return bad("model.unk_token", "model.unk_token must be a string or null");
-    const auto it = t->vocab_.find(u.get<std::string>());
-    if (it == t->vocab_.end()) return bad("model.unk_token", "model.unk_token '" + u.get<std::string>() + "' is not in the vocabulary");
+  auto unk_of = [&](const std::string& dflt) -> Status {
+    const json* u = field(*m, "unk_token");
+    if (!u && dflt.empty()) return Status::success();
+    if (u && !u->is_string()) return bad("model.unk_token", "model.unk_token must be a string or null");
+    const std::string name = u ? u->get<std::string>() : dflt;
+    const auto it = t->vocab_.find(name);
+    if (it == t->vocab_.end()) return bad("model.unk_token", "model.unk_token '" + name + "' is not in the vocabulary");
     t->unk_ = it->second;
     return Status::success();
   };
   if (type == "WordPiece") {
-    s = unk_of(m.value("unk_token", json("[UNK]")));
+    s = unk_of("[UNK]");
+    int64_t max_chars = 100;
+    if (s.ok()) s = text_field(*m, "continuing_subword_prefix", "##", "model", t->prefix_);
+    if (s.ok()) s = int_field(*m, "max_input_chars_per_word", 100, 0, 4294967295LL, "model", max_chars);
     if (!s.ok()) return s;
-    if (t->unk_ < 0) return bad("model.unk_token", "a WordPiece model needs an unk_token");
-    t->prefix_ = m.value("continuing_subword_prefix", "##");
-    t->max_chars_ = m.value("max_input_chars_per_word", 100);
+    t->max_chars_ = static_cast<std::size_t>(max_chars);
     settings["model"] = "wordpiece";
   } else {
-    if (m.contains("dropout") && !m["dropout"].is_null()) return bad("model.dropout", "model.dropout is not supported (inference only)");
-    if (m.value("byte_fallback", false)) return bad("model.byte_fallback", "model.byte_fallback is not supported");
+    if (field(*m, "dropout")) return bad("model.dropout", "model.dropout is not supported (inference only)");
+    bool byte_fallback = false;
+    s = flag(*m, "byte_fallback", false, "model", byte_fallback);
+    if (s.ok()) s = flag(*m, "fuse_unk", false, "model", t->fuse_unk_);
+    if (!s.ok()) return s;
+    if (byte_fallback) return bad("model.byte_fallback", "model.byte_fallback is not supported");
     for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
-      if (m.contains(affix) && !m[affix].is_null() && m[affix] != "") {
-        return bad(std::string("model.") + affix, std::string("model.") + affix + " is not supported");
-      }
+      std::string value;
+      s = text_field(*m, affix, "", "model", value);
+      if (!s.ok()) return s;
+      if (!value.empty()) return bad(std::string("model.") + affix, std::string("model.") + affix + " is not supported");
     }
-    s = unk_of(m.value("unk_token", json()));
+    s = unk_of("");
     if (!s.ok()) return s;
-    const json merges = m.value("merges", json::array());
-    if (!merges.is_array()) return bad("model.merges", "model.merges must be an array");
-    t->ranks_.reserve(merges.size());
-    for (std::size_t i = 0; i < merges.size() && s.ok(); ++i) s = add_merge(merges[i], i, t->ranks_);
-    if (!s.ok()) return s;
+    const json* merges = field(*m, "merges");
+    if (merges && !merges->is_array()) return bad("model.merges", "model.merges must be an array");
+    if (merges) {
+      t->merges_.reserve(merges->size());
+      for (std::size_t i = 0; i < merges->size() && s.ok(); ++i) {
+        const json& mg = (*merges)[i];
+        if (mg.is_string()) {
+          const std::string& line = mg.get_ref<const std::string&>();
+          const std::size_t sp = line.find(' ');
+          s = sp == std::string::npos ? bad("model.merges", "merge " + std::to_string(i) + " (\"" + line + "\") is not \"left right\"")
+                                      : t->add_merge(line.substr(0, sp), line.substr(sp + 1), i, "model.merges");
+        } else if (mg.is_array() && mg.size() == 2 && mg[0].is_string() && mg[1].is_string()) {
+          s = t->add_merge(mg[0].get<std::string>(), mg[1].get<std::string>(), i, "model.merges");
+        } else {
+          s = bad("model.merges", "merge " + std::to_string(i) + " must be \"left right\" or [left, right]");
+        }
+      }
+      if (!s.ok()) return s;
+    }
     settings["model"] = "bpe";
   }
+  const int64_t limit = id_limit(t->vocab_.size() + (j.contains("added_tokens") && j["added_tokens"].is_array() ? j["added_tokens"].size() : 0));
+  settings["addedTokens"] = added_tokens_of(j.value("added_tokens", json()), limit, s);
+  if (!s.ok()) return s;
+  for (const auto& a : settings["addedTokens"]) t->vocab_[a["content"].get<std::string>()] = a["id"].get<int32_t>();
+  // Ids the templates and padding emit must have a row: the vocabulary's size is settled now.
+  int32_t size = 0;
+  for (const auto& [tok, id] : t->vocab_) size = std::max(size, id + 1);
   json steps = json::array();
   s = normalizer_steps(j.value("normalizer", json()), "normalizer", steps);
   if (!s.ok()) return s;
@@ -307,17 +433,37 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
   if (!s.ok()) return s;
   settings["preTokenizer"] = steps;
   json tmpl;
-  s = post_template(j.value("post_processor", json()), t->vocab_, "post_processor", tmpl);
+  s = post_template(j.value("post_processor", json()), t->vocab_, size, "post_processor", tmpl);
   if (!s.ok()) return s;
   settings["template"] = tmpl;
-  settings["addedTokens"] = added_tokens_of(j.value("added_tokens", json()), s);
+  if (const json* pad = field(j, "padding")) {
+    if (!pad->is_object()) return bad("padding", "padding must be an object or null");
+    if (const json* pid = field(*pad, "pad_id")) {
+      int32_t id;
+      int64_t type_id;
+      s = token_id(*pid, size, "padding.pad_id", id);
+      if (s.ok()) s = int_field(*pad, "pad_type_id", 0, 0, kMaxTypeId, "padding", type_id);
+      if (!s.ok()) return s;
+      settings["pad"] = {{"id", id}, {"typeId", type_id}};
+    }
+  }
+  s = t->finish(type == "BPE" ? TokenizerModel::bpe : TokenizerModel::wordpiece, settings);
   if (!s.ok()) return s;
-  for (const auto& a : settings["addedTokens"]) t->vocab_.emplace(a["content"].get<std::string>(), a["id"].get<int32_t>());
-  const json pad = j.value("padding", json());
-  if (pad.is_object() && pad.contains("pad_id")) settings["pad"] = {{"id", pad["pad_id"]}, {"typeId", pad.value("pad_type_id", 0)}};
-  t->finish(type == "BPE" ? TokenizerModel::bpe : TokenizerModel::wordpiece, settings);
   out = std::move(t);
   return s;
+}
+
+Status Tokenizer::add_merge(const std::string& left, const std::string& right, std::size_t rank, const char* where) {
+  // As tokenizers' BPE builder: both sides and their concatenation must be tokens.
+  const auto a = vocab_.find(left), b = vocab_.find(right), ab = vocab_.find(left + right);
+  const char* missing = a == vocab_.end() ? "left" : b == vocab_.end() ? "right" : ab == vocab_.end() ? "merged" : nullptr;
+  if (missing) {
+    return bad(where, std::string(where) + ": merge " + std::to_string(rank) + " (\"" + left + " " + right + "\"): its " +
+                          missing + " token is not in the vocabulary");
+  }
+  const uint64_t key = static_cast<uint64_t>(static_cast<uint32_t>(a->second)) << 32 | static_cast<uint32_t>(b->second);
+  merges_.emplace(key, std::make_pair(static_cast<int32_t>(std::min<std::size_t>(rank, INT32_MAX)), ab->second));
+  return Status::success();
 }
 
 Status Tokenizer::from_vocab_txt(const char* text, std::size_t length, bool lowercase, std::unique_ptr<Tokenizer>& out) {
@@ -328,20 +474,19 @@ Status Tokenizer::from_vocab_txt(const char* text, std::size_t length, bool lowe
     if (i == length || text[i] == '\n') {
       std::size_t end = i;
       if (end > start && text[end - 1] == '\r') --end;
-      if (i < length || end > start) t->vocab_.emplace(std::string(text + start, end - start), static_cast<int32_t>(line++));
+      // A repeated line takes the later id, as transformers' load_vocab does.
+      if (i < length || end > start) t->vocab_[std::string(text + start, end - start)] = static_cast<int32_t>(line++);
       start = i + 1;
     }
   }
+  if (line >= static_cast<std::size_t>(kMaxId)) return bad("vocab", "vocab.txt has more than 2^24 lines");
   const auto unk = t->vocab_.find("[UNK]");
   if (unk == t->vocab_.end()) return bad("vocab", "vocab.txt has no [UNK] token");
   t->unk_ = unk->second;
   json added = json::array();
   for (const char* sp : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}) {
     const auto it = t->vocab_.find(sp);
-    if (it != t->vocab_.end()) {
-      added.push_back({{"id", it->second}, {"content", sp}, {"special", true}, {"lstrip", false}, {"rstrip", false},
-                       {"singleWord", false}, {"normalized", false}});
-    }
+    if (it != t->vocab_.end()) added.push_back(special_token(it->second, sp));
   }
   json settings = {{"model", "wordpiece"},
                    {"normalizer", {{{"type", "bert"}, {"cleanText", true}, {"handleChineseChars", true},
@@ -350,9 +495,10 @@ Status Tokenizer::from_vocab_txt(const char* text, std::size_t length, bool lowe
                    {"template", bert_template(t->vocab_)},
                    {"addedTokens", added}};
   if (t->vocab_.count("[PAD]")) settings["pad"] = {{"id", t->vocab_.at("[PAD]")}, {"typeId", 0}};
-  t->finish(TokenizerModel::wordpiece, settings);
+  Status s = t->finish(TokenizerModel::wordpiece, settings);
+  if (!s.ok()) return s;
   out = std::move(t);
-  return Status::success();
+  return s;
 }
 
 Status Tokenizer::from_gpt2_files(const char* encoder_json, std::size_t encoder_length, const char* vocab_bpe,
@@ -364,6 +510,7 @@ Status Tokenizer::from_gpt2_files(const char* encoder_json, std::size_t encoder_
   if (!t) return Status::error(Code::out_of_memory, "tokenizer", "could not allocate the tokenizer");
   s = read_vocab_object(enc, "encoder.json", t->vocab_);
   if (!s.ok()) return s;
+  enc = json();  // the parsed tree is no longer needed
   std::size_t start = 0, rank = 0;
   for (std::size_t i = 0; i <= vocab_length && s.ok(); ++i) {
     if (i == vocab_length || vocab_bpe[i] == '\n') {
@@ -371,22 +518,23 @@ Status Tokenizer::from_gpt2_files(const char* encoder_json, std::size_t encoder_
       if (!line.empty() && line.back() == '\r') line.pop_back();
       start = i + 1;
       if (line.empty() || line.rfind("#version", 0) == 0) continue;
-      s = add_merge(line, rank++, t->ranks_);
+      const std::size_t sp = line.find(' ');
+      s = sp == std::string::npos ? bad("vocab.bpe", "merge " + std::to_string(rank) + " (\"" + line + "\") is not \"left right\"")
+                                  : t->add_merge(line.substr(0, sp), line.substr(sp + 1), rank, "vocab.bpe");
+      ++rank;
     }
   }
   if (!s.ok()) return bad("vocab.bpe", "vocab.bpe: " + s.message);
   json added = json::array();
   const auto eot = t->vocab_.find("<|endoftext|>");
-  if (eot != t->vocab_.end()) {
-    added.push_back({{"id", eot->second}, {"content", "<|endoftext|>"}, {"special", true}, {"lstrip", false},
-                     {"rstrip", false}, {"singleWord", false}, {"normalized", false}});
-  }
+  if (eot != t->vocab_.end()) added.push_back(special_token(eot->second, "<|endoftext|>"));
   json settings = {{"model", "bpe"},
                    {"normalizer", json::array()},
                    {"preTokenizer", {{{"type", "byteLevel"}, {"addPrefixSpace", false}, {"useRegex", true}}}},
                    {"template", nullptr},
                    {"addedTokens", added}};
-  t->finish(TokenizerModel::bpe, settings);
+  s = t->finish(TokenizerModel::bpe, settings);
+  if (!s.ok()) return s;
   out = std::move(t);
   return s;
 }
@@ -401,7 +549,11 @@ Status Tokenizer::wordpiece(const std::string& word, int32_t index, std::vector<
     std::size_t start = 0;
     std::string piece;
     while (start < chars) {
-      std::size_t end = chars;
+      // No piece is longer than the longest token: start the search there (bounds the work per
+      // word by chars x longest token instead of chars^2).
+      const std::size_t room = longest_token_ + 1;
+      std::size_t end = start;
+      while (end < chars && bounds[end + 1] - bounds[start] <= room) ++end;
       int32_t found = -1;
       for (; end > start; --end) {
         piece.assign(start > 0 ? prefix_ : std::string());
@@ -426,60 +578,76 @@ Status Tokenizer::wordpiece(const std::string& word, int32_t index, std::vector<
 Status Tokenizer::bpe(const std::string& word, int32_t index, std::vector<int32_t>& out) {
   auto cached = cache_.find(word);
   if (cached == cache_.end()) {
-    std::vector<std::string> symbols;
+    // Symbols as a linked list of (id, byte end); candidate merges in a min-heap by (rank, left
+    // symbol), so a word of n characters costs O(n log n), as in tokenizers' Word::merge_all.
+    struct Symbol {
+      int32_t id, end, prev, next;  // prev/next: -1 at the ends; id -1: merged away
+    };
+    std::vector<Symbol> sym;
+    sym.reserve(word.size());
     for (std::size_t i = 0; i < word.size();) {
       const std::size_t n = std::min(utf8_length(static_cast<unsigned char>(word[i])), word.size() - i);
-      symbols.emplace_back(word, i, n);
+      const auto it = vocab_.find(word.substr(i, n));
+      int32_t id = it == vocab_.end() ? unk_ : it->second;
+      if (id < 0) {
+        return bad("text", "the symbol '" + word.substr(i, n) + "' is not in the BPE vocabulary and the model has no unk_token");
+      }
       i += n;
+      if (fuse_unk_ && it == vocab_.end() && !sym.empty() && sym.back().id == unk_) {
+        sym.back().end = static_cast<int32_t>(i);
+        continue;
+      }
+      const int32_t k = static_cast<int32_t>(sym.size());
+      sym.push_back({id, static_cast<int32_t>(i), k - 1, -1});
+      if (k > 0) sym[k - 1].next = k;
     }
-    // Merge the lowest-ranked adjacent pair, every occurrence left to right, until none is ranked.
-    std::string key;
-    while (symbols.size() > 1) {
-      int32_t best = std::numeric_limits<int32_t>::max();
-      for (std::size_t i = 0; i + 1 < symbols.size(); ++i) {
-        key.assign(symbols[i]).append(" ").append(symbols[i + 1]);
-        const auto r = ranks_.find(key);
-        if (r != ranks_.end() && r->second < best) best = r->second;
-      }
-      if (best == std::numeric_limits<int32_t>::max()) break;
-      std::vector<std::string> merged;
-      merged.reserve(symbols.size());
-      for (std::size_t i = 0; i < symbols.size(); ++i) {
-        if (i + 1 < symbols.size()) {
-          key.assign(symbols[i]).append(" ").append(symbols[i + 1]);
-          const auto r = ranks_.find(key);
-          if (r != ranks_.end() && r->second == best) {
-            merged.push_back(symbols[i] + symbols[i + 1]);
-            ++i;
-            continue;
-          }
-        }
-        merged.push_back(std::move(symbols[i]));
-      }
-      symbols = std::move(merged);
+    using Candidate = std::pair<int64_t, int32_t>;  // (rank, left symbol)
+    std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> heap;
+    auto rank_of = [&](int32_t l) -> int64_t {
+      const int32_t r = sym[l].next;
+      if (r < 0) return -1;
+      const auto it = merges_.find(static_cast<uint64_t>(static_cast<uint32_t>(sym[l].id)) << 32 | static_cast<uint32_t>(sym[r].id));
+      return it == merges_.end() ? -1 : it->second.first;
+    };
+    for (int32_t k = 0; k + 1 < static_cast<int32_t>(sym.size()); ++k)
+      if (const int64_t r = rank_of(k); r >= 0) heap.push({r, k});
+    while (!heap.empty()) {
+      const auto [rank, l] = heap.top();
+      heap.pop();
+      if (sym[l].id < 0 || rank_of(l) != rank) continue;  // stale: a side was merged since
+      const int32_t r = sym[l].next;
+      const uint64_t key = static_cast<uint64_t>(static_cast<uint32_t>(sym[l].id)) << 32 | static_cast<uint32_t>(sym[r].id);
+      sym[l].id = merges_.at(key).second;
+      sym[l].end = sym[r].end;
+      sym[l].next = sym[r].next;
+      if (sym[r].next >= 0) sym[sym[r].next].prev = l;
+      sym[r].id = -1;
+      if (sym[l].prev >= 0)
+        if (const int64_t pr = rank_of(sym[l].prev); pr >= 0) heap.push({pr, sym[l].prev});
+      if (const int64_t nr = rank_of(l); nr >= 0) heap.push({nr, l});
     }
     std::vector<std::pair<int32_t, int32_t>> pieces;
-    int32_t end = 0;
-    for (const auto& sym : symbols) {
-      end += static_cast<int32_t>(sym.size());
-      const auto it = vocab_.find(sym);
-      if (it == vocab_.end() && unk_ < 0) {
-        return bad("text", "the symbol '" + sym + "' is not in the BPE vocabulary and the model has no unk_token");
-      }
-      pieces.emplace_back(it == vocab_.end() ? unk_ : it->second, end);
+    for (int32_t k = sym.empty() ? -1 : 0; k >= 0; k = sym[k].next) pieces.emplace_back(sym[k].id, sym[k].end);
+    if (word.size() > kCacheWordBytes) {
+      for (const auto& [id, end] : pieces) out.insert(out.end(), {id, index, end});
+      return Status::success();
     }
-    if (cache_.size() > 100000) cache_.clear();  // bounds memory on long streams of distinct words
+    if (cache_bytes_ > kCacheBytes) cache_.clear(), cache_bytes_ = 0;  // bounds memory on streams of distinct words
+    cache_bytes_ += word.size() + pieces.size() * sizeof(pieces[0]) + 64;
     cached = cache_.emplace(word, std::move(pieces)).first;
   }
   for (const auto& [id, end] : cached->second) out.insert(out.end(), {id, index, end});
   return Status::success();
 }
 
-Status Tokenizer::encode(const char* words, const int32_t* ends, std::size_t count, std::vector<int32_t>& out) {
+Status Tokenizer::encode(const char* words, std::size_t length, const int32_t* ends, std::size_t count,
+                         std::vector<int32_t>& out) {
   int32_t start = 0;
   std::string word;
   for (std::size_t i = 0; i < count; ++i) {
-    if (ends[i] < start) return bad("words", "word ends must not decrease");
+    if (ends[i] < start || static_cast<std::size_t>(ends[i]) > length) {
+      return bad("words", "word ends must not decrease and stay within the " + std::to_string(length) + " bytes");
+    }
     word.assign(words + start, static_cast<std::size_t>(ends[i] - start));
     start = ends[i];
     if (word.empty()) continue;

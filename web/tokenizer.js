@@ -208,7 +208,7 @@ export class Tokenizer extends OwnedHandle {
     encoded.forEach((b, i) => bytes.set(b, ends[i] - b.length));
     const triples = modelWords.length === 0 ? new Int32Array(0)
       : this._heap._withInputs([bytes, ends], ([pw, pe]) => this._heap._call(fn, '_tokenizerEncode',
-        [this._handle, pw, pe, modelWords.length], undefined, Int32Array));
+        [this._handle, pw, bytes.length, pe, modelWords.length], undefined, Int32Array));
     // 4. Back to source offsets.
     const byWord = new Map();
     for (let t = 0; t < triples.length; t += 3) {

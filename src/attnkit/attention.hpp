@@ -58,8 +58,16 @@ struct AttentionShape {
 // include kv_len - q_len cached ones. Key j is masked when the boolean mask is 0, the additive
 // mask is -inf, or (causal) j > p_i: the causal mask is aligned to the bottom right, as
 // Hugging Face decoders with a KV cache use it (PyTorch's is_causal aligns top left; the two agree
-// when q_len == kv_len). A query whose keys are all masked gets a zero output row and zero
-// weights, never NaN (PyTorch returns NaN there).
+// when q_len == kv_len). A query whose scores are all -inf (every key masked) gets a zero output
+// row and zero weights, never NaN (PyTorch returns NaN there): the one documented difference.
+//
+// Special values follow PyTorch's math path (softmax(q k^T * scale + bias) @ v with masks as an
+// additive 0 / -inf bias): a NaN score, or a +inf one, makes its whole row NaN; NaN or inf in v
+// reaches every output row of its head, masked keys included (0 * NaN = NaN, as in a matmul);
+// finite very negative scores (Hugging Face's finfo(float32).min masks) are a softmax, not a
+// masked row. Both builds give these results: the SIMD kernel runs only on inputs that are
+// finite and far from overflow (attention_needs_reference, one pass over the inputs), the
+// scalar reference on everything else.
 //
 // The ALiBi term is the paper's -m * (p_i - j); softmax ignores a per-row constant, so this gives
 // the same weights as BLOOM's m * j.
@@ -97,9 +105,16 @@ Status attention(const AttentionArgs& args);
 // Floats of scratch the SIMD kernel needs for `shape` (with or without weights).
 std::size_t attention_scratch_floats(const AttentionShape& shape, bool weights);
 
+// True when the inputs hold a NaN or an infinity (in q, k, v, the additive mask as NaN / +inf,
+// the slopes) or values large enough for a score or a tile's sum to overflow: attention() then
+// runs the reference, whose arithmetic is PyTorch's, instead of the tiled kernel.
+bool attention_needs_reference(const AttentionArgs& args);
+
 namespace ref {
-// One query row at a time: scores, softmax, weighted sum. O(Lk) memory, readable, slow.
-void attention(const AttentionArgs& args);
+// One query row at a time: scores, softmax, weighted sum. `scores`: kv_len floats of scratch.
+// O(Lk) memory, readable, slow.
+void attention(const AttentionArgs& args, float* scores);
+void attention(const AttentionArgs& args);  // the same with its own scratch (tests)
 }  // namespace ref
 
 namespace simd {

@@ -50,6 +50,16 @@ Status check_output_size(const char* what, double elements);
 // Checks a buffer's element count: "what has N elements, expected <expected_text> = M".
 Status check_length(const char* what, double actual, double expected, const char* expected_text);
 
+// Checks that `bytes` more bytes can still be allocated: in wasm, against the heap's ceiling
+// (emscripten_get_heap_max) less what malloc hands out now; natively every request up to 2^46
+// passes. Callers compute what an operation will allocate and ask first, because a failed
+// allocation inside the standard library aborts the wasm instance instead of returning null.
+// The error (out_of_memory) names `what`, the bytes asked and the bytes left.
+Status check_heap(const char* what, double bytes);
+
+// The wasm heap's ceiling in bytes (0 natively: no fixed ceiling).
+double heap_max_bytes();
+
 // A number as messages print it: integers without a decimal point, others exactly (%.17g).
 std::string show_number(double v);
 

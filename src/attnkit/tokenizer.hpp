@@ -40,29 +40,46 @@ class Tokenizer {
   // an array indexed by id ("vocab"); see web/tokenizer.js.
   const std::string& settings() const { return settings_; }
   TokenizerModel model() const { return model_; }
+  // Rows of the id -> token table: every id encode() emits is below it.
+  std::size_t vocab_size() const { return tokens_.size(); }
 
-  // Words -> tokens. `words` holds the UTF-8 words back to back, `ends[i]` the byte where word i
-  // ends. Appends (id, word index, byte end of the token within its word) triples to `out`.
+  // Words -> tokens. `words` holds the UTF-8 words back to back (`length` bytes), `ends[i]` the
+  // byte where word i ends (non-decreasing, at most `length`). Appends (id, word index, byte end of
+  // the token within its word) triples to `out`.
   // WordPiece: a word that cannot be covered (or is longer than max_input_chars_per_word) is one
   // unknown token; BPE: a symbol missing from the vocabulary is the unknown token, or an error
-  // naming it when the model has none.
-  Status encode(const char* words, const int32_t* ends, std::size_t count, std::vector<int32_t>& out);
+  // naming it when the model has none. Cost per word: WordPiece O(n * t^2) with t the longest
+  // token; BPE O(n log n) (a heap of candidate merges, as Hugging Face's tokenizers do).
+  Status encode(const char* words, std::size_t length, const int32_t* ends, std::size_t count,
+                std::vector<int32_t>& out);
+
+  // Ids are dense-ish: every id is below 2 * (number of tokens) + kIdSlack, so that the id -> token
+  // table stays a small multiple of the file's size (a 57-byte file cannot ask for 2^24 slots).
+  static constexpr int64_t kIdSlack = 1024;
+  // BPE cache: words up to kCacheWordBytes bytes, kCacheBytes of words in all, then it starts over.
+  static constexpr std::size_t kCacheWordBytes = 256, kCacheBytes = 4u << 20;
 
  private:
   Tokenizer() = default;
   // Builds the id -> token table and the settings JSON (vocabulary included).
-  void finish(TokenizerModel model, nlohmann::json& settings);
+  Status finish(TokenizerModel model, nlohmann::json& settings);
+  // Records merge `rank` of "left right" (both and their concatenation must be tokens).
+  Status add_merge(const std::string& left, const std::string& right, std::size_t rank, const char* where);
   Status wordpiece(const std::string& word, int32_t index, std::vector<int32_t>& out) const;
   Status bpe(const std::string& word, int32_t index, std::vector<int32_t>& out);
 
   TokenizerModel model_ = TokenizerModel::wordpiece;
   std::unordered_map<std::string, int32_t> vocab_;
   std::vector<std::string> tokens_;                 // id -> token
-  std::unordered_map<std::string, int32_t> ranks_;  // BPE: "left right" -> merge rank
+  // BPE: (left id << 32 | right id) -> (rank, merged id)
+  std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;
   std::unordered_map<std::string, std::vector<std::pair<int32_t, int32_t>>> cache_;  // BPE: word -> (id, end)
+  std::size_t cache_bytes_ = 0;
   int32_t unk_ = -1;
+  bool fuse_unk_ = false;
   std::string prefix_ = "##";  // WordPiece continuing_subword_prefix
   std::size_t max_chars_ = 100;
+  std::size_t longest_token_ = 0;  // bytes of the longest vocabulary entry (bounds WordPiece's search)
   std::string settings_;
 };
 
