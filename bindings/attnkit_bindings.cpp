@@ -142,12 +142,6 @@ int alibi_slopes_raw(uintptr_t slot, double heads) {
   return with_result(slot, static_cast<std::size_t>(heads), [&](float* out) { return alibi_slopes(out, heads); });
 }
 
-// Contiguous [B, H, L, d] views.
-template <class T>
-Heads<T> contiguous(T* data, int heads, int length, int dim) {
-  return {data, static_cast<std::size_t>(heads) * length * dim, static_cast<std::size_t>(length) * dim,
-          static_cast<std::size_t>(dim)};
-}
 
 // dims: a pointer to 7 doubles [B, H, Hkv, Lq, Lk, d, dv]; lengths: 3 doubles (q, k, v element
 // counts); mask_dims: 4 doubles. scale NaN = 1/sqrt(d). alibi_kind: 0 none, 1 the paper's

@@ -91,9 +91,8 @@ void attention(const AttentionArgs& a, float* score) {
         bool nan = false;
         for (int j = 0; j < s.kv_len; ++j) {
           const float* k = a.k.row(b, g, j);
-          float dot = 0;
-          for (int c = 0; c < s.head_dim; ++c) dot += q[c] * k[c];
-          float x = dot * a.scale;
+          float x = 0;  // q is scaled first, as nn.MultiheadAttention does (scale 0 stays 0 with huge q.k)
+          for (int c = 0; c < s.head_dim; ++c) x += (q[c] * a.scale) * k[c];
           if (a.alibi) x += a.alibi[h] * static_cast<float>(j - p);
           x += mask_term(a.mask, mrow, j);
           if (a.causal && j > p) x += kNegInf;
@@ -140,16 +139,18 @@ namespace {
 // The largest |x| over the rows of a [B, H, L, n] view; +inf when any value is NaN or infinite.
 float max_abs(const Heads<const float>& x, int batch, int heads, int length, int n) {
   float m = 0;
+  bool finite = true;
   for (int b = 0; b < batch; ++b)
     for (int h = 0; h < heads; ++h)
       for (int i = 0; i < length; ++i) {
         const float* r = x.row(b, h, i);
         for (int c = 0; c < n; ++c) {
           const float v = std::fabs(r[c]);
-          m = v <= m ? m : v;  // NaN compares false: becomes m = NaN, caught below
+          finite &= v <= std::numeric_limits<float>::max();  // false for NaN and inf
+          m = std::max(m, v);
         }
       }
-  return std::isfinite(m) ? m : std::numeric_limits<float>::infinity();
+  return finite ? m : std::numeric_limits<float>::infinity();
 }
 }  // namespace
 
@@ -163,8 +164,9 @@ bool attention_needs_reference(const AttentionArgs& a) {
   const double v = max_abs(a.v, s.batch, s.kv_heads, s.kv_len, s.v_dim);
   double bias = 0;
   if (a.alibi)
-    for (int h = 0; h < s.heads; ++h) bias = std::max(bias, std::fabs(static_cast<double>(a.alibi[h])) * s.kv_len);
-  if (!(q * k * s.head_dim * std::fabs(a.scale) + bias < kSafe) || !(v * std::max(s.kv_len, 1) < kSafe)) return true;
+    for (int h = 0; h < s.heads; ++h) bias += std::fabs(static_cast<double>(a.alibi[h])) * s.kv_len;  // NaN stays NaN
+  const double qs = q * std::fabs(a.scale);  // the kernel scales q first: that must stay finite too
+  if (!(qs < kSafe && k < kSafe && qs * k * s.head_dim + bias < kSafe && v * std::max(s.kv_len, 1) < kSafe)) return true;
   if (a.mask.kind == MaskKind::additive) {
     // -inf (masked) and any finite value are fine; NaN and +inf are not.
     const std::size_t n = static_cast<std::size_t>(a.mask.dims[0]) * a.mask.dims[1] * a.mask.dims[2] * a.mask.dims[3];

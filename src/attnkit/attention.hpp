@@ -20,6 +20,13 @@ struct Heads {
   T* row(int b, int h, int i) const { return data + b * batch_stride + h * head_stride + i * row_stride; }
 };
 
+// A contiguous [B, heads, length, dim] view.
+template <class T>
+Heads<T> contiguous(T* data, int heads, int length, int dim) {
+  return {data, static_cast<std::size_t>(heads) * length * dim, static_cast<std::size_t>(length) * dim,
+          static_cast<std::size_t>(dim)};
+}
+
 // The same view, read-only (for a kernel's input).
 inline Heads<const float> as_const(const Heads<float>& h) {
   return {h.data, h.batch_stride, h.head_stride, h.row_stride};

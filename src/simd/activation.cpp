@@ -55,7 +55,9 @@ struct silu {
 template <class Arch>
 struct relu {
   using bf = xsimd::batch<float, Arch>;
-  bf operator()(bf x) const { return xsimd::max(x, bf(0.f)); }
+  // Not xsimd::max: SSE's maxps (and its SIMD128 lowering) returns the second operand for a NaN,
+  // and torch.relu keeps NaN.
+  bf operator()(bf x) const { return xsimd::select(x < bf(0.f), bf(0.f), x); }
 };
 
 // Vector body, then the tail through the same function on a zero-padded vector.

@@ -133,6 +133,7 @@ struct linear_in_out {
 
 void linear(float* y, const float* x, std::size_t rows, int in, int out, const float* w, WeightLayout layout,
             const float* bias) {
+  if (rows == 0) return;  // y may be null then (an empty result)
   if (layout == WeightLayout::out_in) linear_out_in<simd_arch>{}(y, x, rows, in, out, w, bias);
   else linear_in_out<simd_arch>{}(y, x, rows, in, out, w, bias);
 }
