@@ -88,7 +88,8 @@ int position_ids_raw(uintptr_t slot, int kind, double batch, double length, doub
   Status s = check_position_ids(batch, length, past);
   if (s.ok() && kind == 1) s = check_length("attentionMask", src_length, batch * (past + length), "batch * (pastLength + length)");
   if (s.ok() && kind == 2) s = check_length("inputIds", src_length, batch * length, "batch * length");
-  if (s.ok() && kind == 2) s = check_integer("paddingIdx", padding_idx, 0, 2147483647.0);
+  // RoBERTa's positions run from paddingIdx + 1 + past up to paddingIdx + past + length: int32 too.
+  if (s.ok() && kind == 2) s = check_integer("paddingIdx", padding_idx, 0, 2147483647.0 - past - length);
   if (!s.ok()) return fail(std::move(s));
   const int b = static_cast<int>(batch), l = static_cast<int>(length), p = static_cast<int>(past);
   return with_result<int32_t>(slot, static_cast<std::size_t>(batch * length), [&](int32_t* out) {

@@ -147,7 +147,16 @@ inline std::string code_name_of(int code) { return code_name(static_cast<Code>(c
 // Bytes currently handed out by malloc: the leak checks in the tests watch this.
 inline double malloc_in_use() { return static_cast<double>(mallinfo().uordblks); }
 
+// Refuses (out_of_memory) a plan that needs more than the heap can still give: JS asks before it
+// creates a whole model's modules, so a 4 GB checkpoint fails at once with the sizes named.
+inline int heap_check(uintptr_t, double bytes) {
+  Status s = check_heap("weights", bytes);
+  return s.ok() ? 0 : fail(std::move(s));
+}
+
 inline void bind_common() {
+  emscripten::function("_heapCheck", &heap_check);
+  emscripten::function("_heapMax", &heap_max_bytes);
   emscripten::function("_lastErrorMessage", &last_error_message);
   emscripten::function("_lastErrorArgument", &last_error_argument);
   emscripten::function("_codeName", &code_name_of);

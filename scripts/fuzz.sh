@@ -11,8 +11,9 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(safetensors tokenizer config attention)
 jobs=$(nproc 2>/dev/null || echo 2)
+# build/fuzz is shared with the sanitizer suite (scripts/sanitize.sh): one clang build, two uses.
 [ -f build/fuzz/CMakeCache.txt ] || CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DATTNKIT_FUZZ=ON -DATTNKIT_BUILD_TESTS=OFF >/dev/null
+  -DATTNKIT_FUZZ=ON >/dev/null
 cmake --build build/fuzz -j"$jobs" --target $(printf 'fuzz_%s ' "${targets[@]}")
 for t in "${targets[@]}"; do
   mkdir -p "build/fuzz/corpus/$t"

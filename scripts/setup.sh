@@ -14,6 +14,7 @@ declare -A NEED=(
   [/usr/include/gtest/gtest.h]=libgtest-dev
   [/usr/bin/cmake]=cmake
   [/usr/bin/g++]=g++
+  [/usr/bin/clang++]=clang
   [/usr/bin/chromium]=chromium
   [/usr/bin/brotli]=brotli
 )

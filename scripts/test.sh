@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# `npm test`: set-up, build, then native gtest (ctest), the wasm builds in Node, and the
-# real-browser test (headless Chromium through playwright-core).
+# `npm test`: set-up, build, then native gtest (ctest), the same suite under ASan + UBSan, a short
+# run of each libFuzzer harness from its seeds, the wasm builds in Node, and the real-browser test
+# (headless Chromium through playwright-core).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 echo "== native (ctest)"
 ctest --test-dir build/native --output-on-failure -j2
+echo "== native with ASan + UBSan (ctest), and each fuzzer for a short run"
+bash scripts/sanitize.sh
+bash scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
 echo "== wasm in Node and in Chromium (node --test)"
 node --test --test-concurrency=1 tests/node/ tests/browser/

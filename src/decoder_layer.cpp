@@ -23,7 +23,7 @@ Status check_decoder_layer_config(const DecoderLayerConfig& c) {
 Status DecoderLayer::create(const DecoderLayerConfig& config, std::unique_ptr<DecoderLayer>& out) {
   Status s = check_decoder_layer_config(config);
   if (!s.ok()) return s;
-  std::unique_ptr<DecoderLayer> l(new (std::nothrow) DecoderLayer());
+  std::unique_ptr<DecoderLayer> l(new DecoderLayer());
   if (!l) return Status::error(Code::out_of_memory, "DecoderLayer", "could not allocate the layer");
   s = MultiHeadAttention::create(config.self_attention, l->self_);
   if (s.ok()) s = MultiHeadAttention::create(config.cross_attention, l->cross_);

@@ -35,6 +35,7 @@ Status check_embeddings_config(const EmbeddingsConfig& c) {
   if (s.ok()) s = check_integer("dim", c.dim, 1, 1 << 16);
   if (s.ok()) s = check_output_size("vocabSize * dim", c.vocab_size * c.dim);
   if (s.ok()) s = check_integer("typeVocabSize", c.type_vocab_size, 0, 1 << 16);
+  if (s.ok()) s = check_output_size("typeVocabSize * dim", c.type_vocab_size * c.dim);
   if (s.ok() && c.positional != PositionKind::none) s = check_integer("maxPositions", c.max_positions, 1, 1 << 20);
   if (s.ok() && c.positional != PositionKind::none) s = check_output_size("maxPositions * dim", c.max_positions * c.dim);
   if (s.ok() && c.positional == PositionKind::sinusoidal) {
@@ -53,12 +54,20 @@ Status Embeddings::create(const EmbeddingsConfig& config, std::unique_ptr<Embedd
   Status s = check_embeddings_config(config);
   if (!s.ok()) return s;
   std::unique_ptr<Embeddings> e(new Embeddings());
+  const std::size_t dim = static_cast<std::size_t>(config.dim);
+  const bool positions = config.positional != PositionKind::none;
+  const double floats = (config.vocab_size + (positions ? config.max_positions : 0) + config.type_vocab_size + 2) * config.dim;
+  if (!e) return Status::error(Code::out_of_memory, "Embeddings", "could not allocate the Embeddings module");
   e->config_ = config;
   e->dim_ = static_cast<int>(config.dim);
-  const std::size_t dim = static_cast<std::size_t>(config.dim);
-  e->word_.assign(static_cast<std::size_t>(config.vocab_size) * dim, 0.0f);
-  if (config.positional != PositionKind::none) {
-    e->position_.assign(static_cast<std::size_t>(config.max_positions) * dim, 0.0f);
+  const bool ok = e->word_.assign(static_cast<std::size_t>(config.vocab_size) * dim, 0.0f) &&
+                  (!positions || e->position_.assign(static_cast<std::size_t>(config.max_positions) * dim, 0.0f)) &&
+                  e->token_type_.assign(static_cast<std::size_t>(config.type_vocab_size) * dim, 0.0f) &&
+                  (config.norm == NormKind::none || e->gamma_.assign(dim, 1.0f)) &&
+                  (config.norm != NormKind::layer_norm || e->beta_.assign(dim, 0.0f));
+  if (!ok) {
+    return Status::error(Code::out_of_memory, "vocabSize",
+                         "could not allocate the embedding tables (" + show_number(4 * floats) + " bytes of float32)");
   }
   if (config.positional == PositionKind::sinusoidal) {
     SinusoidalParams p{config.max_positions, config.dim, config.sinusoidal_base, 0, config.sinusoidal_layout};
@@ -66,9 +75,6 @@ Status Embeddings::create(const EmbeddingsConfig& config, std::unique_ptr<Embedd
     if (!s.ok()) return s;
     e->position_set_ = true;
   }
-  e->token_type_.assign(static_cast<std::size_t>(config.type_vocab_size) * dim, 0.0f);
-  if (config.norm != NormKind::none) e->gamma_.assign(dim, 1.0f);
-  if (config.norm == NormKind::layer_norm) e->beta_.assign(dim, 0.0f);
   out = std::move(e);
   return s;
 }
@@ -87,7 +93,7 @@ const char* weight_name(EmbeddingsWeight w) {
 }  // namespace
 
 Status Embeddings::weight(EmbeddingsWeight which, double length, float*& data, bool check_only) {
-  std::vector<float>* storage = nullptr;
+  FloatBuffer* storage = nullptr;
   bool* set = nullptr;
   const char* name = weight_name(which);
   const char* shape = "";
@@ -169,10 +175,12 @@ Status Embeddings::prepare(const Inputs& in) {
   Status s = check_forward(in);
   if (!s.ok() || position_.empty()) return s;
   const int b = static_cast<int>(in.batch), l = static_cast<int>(in.length), p = static_cast<int>(in.past);
-  positions_.resize(static_cast<std::size_t>(b) * l);
+  if (!positions_.resize(static_cast<std::size_t>(b) * l)) {
+    return Status::error(Code::out_of_memory, "inputIds", "could not allocate the position ids");
+  }
   if (in.positions) {
     const bool shared = in.positions_length != static_cast<double>(positions_.size());
-    for (std::size_t r = 0; r < positions_.size(); ++r) positions_[r] = in.positions[shared ? r % l : r];
+    for (std::size_t r = 0; r < positions_.size(); ++r) positions_.data()[r] = in.positions[shared ? r % l : r];
     return s;
   }
   s = in.mask ? position_ids_from_mask(positions_.data(), in.mask, b, l, p)

@@ -37,7 +37,7 @@ Status check_encoder_layer_config(const EncoderLayerConfig& c) {
 Status EncoderLayer::create(const EncoderLayerConfig& config, std::unique_ptr<EncoderLayer>& out) {
   Status s = check_encoder_layer_config(config);
   if (!s.ok()) return s;
-  std::unique_ptr<EncoderLayer> l(new (std::nothrow) EncoderLayer());
+  std::unique_ptr<EncoderLayer> l(new EncoderLayer());
   if (!l) return Status::error(Code::out_of_memory, "EncoderLayer", "could not allocate the layer");
   s = MultiHeadAttention::create(config.attention, l->attention_);
   if (s.ok()) s = init_sublayers(config.layer, config.attention, 2, l->ffn_, l->norms_);

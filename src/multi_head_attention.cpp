@@ -71,7 +71,7 @@ Status check_multi_head_attention_config(const MultiHeadAttentionConfig& c) {
 Status MultiHeadAttention::create(const MultiHeadAttentionConfig& config, std::unique_ptr<MultiHeadAttention>& out) {
   Status s = check_multi_head_attention_config(config);
   if (!s.ok()) return s;
-  std::unique_ptr<MultiHeadAttention> m(new (std::nothrow) MultiHeadAttention());
+  std::unique_ptr<MultiHeadAttention> m(new MultiHeadAttention());
   if (!m) return oom("MultiHeadAttention", 0);
   m->config_ = config;
   m->dim_ = static_cast<int>(config.dim);

@@ -111,7 +111,10 @@ Status parse_safetensors_header(const char* header, uint64_t header_length, uint
     if (sh == e.end() || !sh->is_array()) return bad(name + ".shape", where + " has no shape array");
     double elements = 1;
     for (const auto& dim : *sh) {
-      if (!dim.is_number_unsigned()) return bad(name + ".shape", where + ": shape entries must be non-negative integers");
+      // (a dim above 2^63 would read back negative; above 2^32 none can be a real tensor's)
+      if (!dim.is_number_unsigned() || dim.get<uint64_t>() > 4294967296ull) {
+        return bad(name + ".shape", where + ": shape entries must be integers in [0, 2^32], got " + dim.dump());
+      }
       elements *= dim.get<double>();
       t.shape.push_back(dim.get<int64_t>());
     }

@@ -351,7 +351,7 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
   if (!s.ok()) return s;
   const json* m = field(j, "model");
   if (!m || !m->is_object()) return bad("model", "tokenizer.json must be an object with a \"model\"");
-  std::unique_ptr<Tokenizer> t(new (std::nothrow) Tokenizer());
+  std::unique_ptr<Tokenizer> t(new Tokenizer());
   if (!t) return Status::error(Code::out_of_memory, "tokenizer", "could not allocate the tokenizer");
   std::string type = type_of(*m);
   if (type.empty() && field(*m, "merges")) type = "BPE";  // older files omit the type
@@ -467,7 +467,7 @@ Status Tokenizer::add_merge(const std::string& left, const std::string& right, s
 }
 
 Status Tokenizer::from_vocab_txt(const char* text, std::size_t length, bool lowercase, std::unique_ptr<Tokenizer>& out) {
-  std::unique_ptr<Tokenizer> t(new (std::nothrow) Tokenizer());
+  std::unique_ptr<Tokenizer> t(new Tokenizer());
   if (!t) return Status::error(Code::out_of_memory, "tokenizer", "could not allocate the tokenizer");
   std::size_t line = 0, start = 0;
   for (std::size_t i = 0; i <= length; ++i) {
@@ -506,7 +506,7 @@ Status Tokenizer::from_gpt2_files(const char* encoder_json, std::size_t encoder_
   json enc;
   Status s = parse_json(encoder_json, encoder_length, "encoder.json", enc);
   if (!s.ok()) return s;
-  std::unique_ptr<Tokenizer> t(new (std::nothrow) Tokenizer());
+  std::unique_ptr<Tokenizer> t(new Tokenizer());
   if (!t) return Status::error(Code::out_of_memory, "tokenizer", "could not allocate the tokenizer");
   s = read_vocab_object(enc, "encoder.json", t->vocab_);
   if (!s.ok()) return s;

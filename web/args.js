@@ -20,6 +20,14 @@ export function num(fn, name, v) {
   return v;
 }
 
+/** A finite number (NaN and infinities are refused, not replaced by a default). */
+export function finite(fn, name, v) {
+  if (!Number.isFinite(num(fn, name, v))) {
+    throw new AttnkitError(`${fn}: ${name} must be a finite number, got ${v}`, { code: 'ERR_INVALID_ARGUMENT', argument: name });
+  }
+  return v;
+}
+
 export function oneOf(fn, name, v, options) {
   const i = options.indexOf(v);
   if (i < 0) {
@@ -126,4 +134,51 @@ export async function textInput(fn, name, x) {
   throw new AttnkitError(`${fn}: ${name} must be text, bytes, a parsed object or a Response, got ${describe(x)}`, {
     code: 'ERR_INVALID_ARGUMENT', argument: name,
   });
+}
+
+// The closest known option to a misspelt one: its camelCase form when that is known (Hugging Face
+// and PyTorch users write attention_mask, max_length), else the nearest by edit distance.
+function suggestion(key, known) {
+  const camel = key.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
+  if (known.includes(camel)) return camel;
+  const distance = (a, b) => {
+    let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      const row = [i];
+      for (let j = 1; j <= b.length; j++) {
+        row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      }
+      prev = row;
+    }
+    return prev[b.length];
+  };
+  let best = null, bestDistance = Infinity;
+  for (const k of known) {
+    const d = Math.min(distance(key.toLowerCase(), k.toLowerCase()), distance(camel.toLowerCase(), k.toLowerCase()));
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  return bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : null;
+}
+
+/**
+ * An options object: undefined or null is no options ({}); anything else must be a plain object
+ * whose every key is in `known` (an unknown key is refused, naming the closest known one).
+ * `where` prefixes nested options' names in messages ('scaling' -> 'scaling.factor').
+ */
+export function options(fn, value, known, where = '') {
+  if (value === undefined || value === null) return {};
+  const name = where || 'options';
+  if (typeof value !== 'object' || Array.isArray(value) || ArrayBuffer.isView(value) || value instanceof ArrayBuffer) {
+    throw new AttnkitError(`${fn}: ${name} must be an object, got ${describe(value)}`, {
+      code: 'ERR_INVALID_ARGUMENT', argument: name,
+    });
+  }
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) continue;
+    const hint = suggestion(key, known);
+    const full = where ? `${where}.${key}` : key;
+    throw new AttnkitError(`${fn}: unknown option '${full}'${hint ? `; did you mean '${hint}'?` : ''} ` +
+      `(known: ${known.join(', ')})`, { code: 'ERR_INVALID_ARGUMENT', argument: full });
+  }
+  return value;
 }

@@ -1,7 +1,7 @@
 // Scaled dot-product attention and ALiBi slopes (C++ contract: src/attnkit/attention.hpp).
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { boolean, describe, floatInput, num } from './args.js';
+import { boolean, describe, finite, floatInput, num, options as checkOptions } from './args.js';
 import { maskInput } from './masks.js';
 
 // q/k/v: float32 tensors [B, H, L, d] (or [H, L, d], read as batch 1).
@@ -18,9 +18,10 @@ function headsInput(fn, name, x) {
  * softmax(q k^T * scale + alibi + mask) v per head; see attnkit.d.ts for the full contract.
  * Returns the output Tensor [B, H, Lq, dv], or {output, weights} with returnWeights.
  */
-export function attention(ak, q, k, v, options = {}) {
+export function attention(ak, q, k, v, options) {
   const fn = 'attention';
-  const { mask, causal = false, scale, alibi, returnWeights = false } = options;
+  const { mask, causal = false, scale, alibi, returnWeights = false } =
+    checkOptions(fn, options, ['mask', 'causal', 'scale', 'alibi', 'returnWeights']);
   const Q = headsInput(fn, 'q', q);
   const K = headsInput(fn, 'k', k);
   const V = headsInput(fn, 'v', v);
@@ -36,7 +37,8 @@ export function attention(ak, q, k, v, options = {}) {
     mismatch('v.dims', `v must have k's heads and length [${Hkv}, ${Lk}], got [${Hv}, ${Lv}]`);
   }
   boolean(fn, 'causal', causal);
-  const s = scale === undefined ? NaN : num(fn, 'scale', scale);
+  boolean(fn, 'returnWeights', returnWeights);
+  const s = scale === undefined ? NaN : finite(fn, 'scale', scale);
   const m = mask === undefined || mask === null ? null : maskInput(fn, 'mask', mask);
   let alibiKind = 0;
   let slopes = null;

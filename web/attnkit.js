@@ -12,7 +12,7 @@ import { AttnkitError } from './errors.js';
 import { WasmHeap } from './heap.js';
 import { isNode, readBytes, resolveUrl } from './read_bytes.js';
 import { Tensor } from './tensor.js';
-import { describe, floatInput, idsInput, num, oneOf, optionalNumber } from './args.js';
+import { boolean, describe, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from './args.js';
 import { Embeddings } from './embeddings.js';
 import * as masks from './masks.js';
 import * as attn from './attention.js';
@@ -80,10 +80,10 @@ const pending = new Map();
  * @param {{simd?: 'auto'|boolean, wasmUrl?: string|URL|{[backend: string]: string|URL},
  *          wasmBinary?: ArrayBuffer|Uint8Array}} [options]
  */
-export function load(options = {}) {
-  const { simd = 'auto', wasmUrl, wasmBinary } = options;
-  let backend;
+export function load(options) {
+  let backend, simd, wasmUrl, wasmBinary;
   try {
+    ({ simd = 'auto', wasmUrl, wasmBinary } = checkOptions('load', options, ['simd', 'wasmUrl', 'wasmBinary']));
     backend = pickBackend(simd);
   } catch (e) {
     return Promise.reject(e);
@@ -205,8 +205,9 @@ export class Attnkit extends WasmHeap {
    * layout 'interleaved': sin on even, cos on odd columns; 'split': all sines, then all cosines.
    * `out`: an optional Float32Array(length * dim) to fill instead of allocating a new one.
    */
-  sinusoidalPositionalEncoding(length, dim, { base = 10000, layout = 'interleaved', offset = 0, out } = {}) {
+  sinusoidalPositionalEncoding(length, dim, options) {
     const fn = 'sinusoidalPositionalEncoding';
+    const { base = 10000, layout = 'interleaved', offset = 0, out } = checkOptions(fn, options, ['base', 'layout', 'offset', 'out']);
     const args = [
       num(fn, 'length', length),
       num(fn, 'dim', dim),
@@ -219,8 +220,9 @@ export class Attnkit extends WasmHeap {
   }
 
   /** One-hot rows: ids [...] -> float32 [..., depth] (torch.nn.functional.one_hot, as float). */
-  oneHot(ids, depth, { out } = {}) {
+  oneHot(ids, depth, options) {
     const fn = 'oneHot';
+    const { out } = checkOptions(fn, options, ['out']);
     const i = idsInput(fn, 'ids', ids);
     const d = num(fn, 'depth', depth);
     const data = this._withInputs([i.data], ([pi]) => this._call(fn, '_oneHot', [pi, i.data.length, d], out));
@@ -232,8 +234,9 @@ export class Attnkit extends WasmHeap {
    * (true = sqrt(dim), as in the Annotated Transformer). maxNorm/normType renormalise the
    * referenced rows of `table` in place first, as torch.nn.Embedding(max_norm=...) does.
    */
-  embedding(ids, table, { scale = 1, maxNorm, normType = 2, out } = {}) {
+  embedding(ids, table, options) {
     const fn = 'embedding';
+    const { scale = 1, maxNorm, normType = 2, out } = checkOptions(fn, options, ['scale', 'maxNorm', 'normType', 'out']);
     const i = idsInput(fn, 'ids', ids);
     const t = floatInput(fn, 'table', table);
     if (t.dims.length !== 2) {
@@ -258,12 +261,14 @@ export class Attnkit extends WasmHeap {
   }
 
   /** LayerNorm over the last dim of x (torch.nn.LayerNorm): gamma/beta optional [dim]. */
-  layerNorm(x, { gamma, beta, eps = 1e-5, out } = {}) {
+  layerNorm(x, options) {
+    const { gamma, beta, eps = 1e-5, out } = checkOptions('layerNorm', options, ['gamma', 'beta', 'eps', 'out']);
     return this._norm('layerNorm', 0, x, gamma, beta, eps, out, 'gamma');
   }
 
   /** RMSNorm over the last dim of x (HF LlamaRMSNorm): x / sqrt(mean(x^2) + eps) * weight. */
-  rmsNorm(x, { weight, eps = 1e-6, out } = {}) {
+  rmsNorm(x, options) {
+    const { weight, eps = 1e-6, out } = checkOptions('rmsNorm', options, ['weight', 'eps', 'out']);
     return this._norm('rmsNorm', 1, x, weight, undefined, eps, out, 'weight');
   }
 
@@ -285,8 +290,10 @@ export class Attnkit extends WasmHeap {
    *   (Hugging Face generation with left padding);
    * - { inputIds, paddingIdx } (RoBERTa): positions start at paddingIdx + 1, padding keeps paddingIdx.
    */
-  positionIds(batch, length, { pastLength = 0, attentionMask, inputIds, paddingIdx } = {}) {
+  positionIds(batch, length, options) {
     const fn = 'positionIds';
+    const { pastLength = 0, attentionMask, inputIds, paddingIdx } =
+      checkOptions(fn, options, ['pastLength', 'attentionMask', 'inputIds', 'paddingIdx']);
     const b = num(fn, 'batch', batch);
     const l = num(fn, 'length', length);
     const p = num(fn, 'pastLength', pastLength);

@@ -3,12 +3,13 @@
 // post / pre / sandwich normalisation (torch.nn.TransformerDecoderLayer).
 import { AttnkitError } from './errors.js';
 import { HandleModule } from './handle_module.js';
-import { boolean } from './args.js';
+import { boolean, options as checkOptions } from './args.js';
 import { Tensor } from './tensor.js';
 import {
-  ALIASES as ATTENTION_ALIASES, WEIGHTS as ATTENTION_WEIGHTS, attentionConfig, attentionInputs, sequenceInput,
+  ALIASES as ATTENTION_ALIASES, WEIGHTS as ATTENTION_WEIGHTS, attentionConfig, attentionInputs, attentionShapes,
+  sequenceInput,
 } from './multi_head_attention.js';
-import { FFN_ALIASES, FFN_WEIGHTS, layerSettings, prefixed } from './encoder_layer.js';
+import { FFN_ALIASES, FFN_WEIGHTS, LAYER_OPTIONS, layerSettings, layerShapes, prefixed } from './encoder_layer.js';
 
 const CROSS = ATTENTION_WEIGHTS.map((k) => `cross.${k}`);
 const norms = Array.from({ length: 12 }, (_, i) => `norm${(i >> 1) + 1}.${i & 1 ? 'bias' : 'weight'}`);
@@ -31,10 +32,13 @@ export class DecoderLayer extends HandleModule {
    * crossAttention: {numHeads, numKvHeads, headDim, kdim, vdim, bias, outBias} (defaults: the
    * self-attention's heads and bias, kdim = vdim = dim) for the attention over the memory.
    */
-  constructor(ak, options = {}) {
+  constructor(ak, options) {
     super();
     const fn = 'DecoderLayer';
-    const { causal = true, crossAttention = {} } = options;
+    options = checkOptions(fn, options, [...LAYER_OPTIONS, 'crossAttention']);
+    const { causal = true } = options;
+    const crossAttention = checkOptions(fn, options.crossAttention, ['numHeads', 'numKvHeads', 'headDim', 'kdim', 'vdim',
+      'bias', 'outBias', 'weightLayout', 'scale'], 'crossAttention');
     const self = attentionConfig(fn, { ...options, causal });
     const cross = attentionConfig(fn, {
       numHeads: options.numHeads, bias: options.bias, weightLayout: options.weightLayout, ...crossAttention,
@@ -47,6 +51,11 @@ export class DecoderLayer extends HandleModule {
     this._adopt(ak, handle, 'DecoderLayer', { free: '_decoderFree', weight: '_decoderWeight' }, WEIGHTS, ALIASES);
   }
 
+  _shapes() {
+    return { ...attentionShapes(this.config), ...attentionShapes(this.config.crossAttention, 'cross.'),
+      ...layerShapes(this.config, 6) };
+  }
+
   /**
    * x [batch, L, dim] (or [L, dim]) and options.memory [batch, Lm, kdim] -> the shape of x; with
    * returnWeights {output, selfWeights [batch, heads, L, cached + L], crossWeights
@@ -54,13 +63,14 @@ export class DecoderLayer extends HandleModule {
    * for the self-attention (as MultiHeadAttention.forward), memoryMask / memoryAttentionMask
    * (Hugging Face's encoder_attention_mask, 1 = token) for the cross-attention.
    */
-  forward(x, options = {}) {
+  forward(x, options) {
     const fn = 'forward';
     this._live(fn);
     const {
       memory, mask, attentionMask, memoryMask, memoryAttentionMask, causal = this.config.causal, positionIds,
       useCache = false, returnWeights = false,
-    } = options;
+    } = checkOptions(fn, options, ['memory', 'mask', 'attentionMask', 'memoryMask', 'memoryAttentionMask', 'causal',
+      'positionIds', 'useCache', 'returnWeights']);
     const X = sequenceInput(fn, 'x', x, this.config.dim);
     if (memory === undefined) {
       throw new AttnkitError(`${fn}: a decoder layer needs memory (the encoder's output [batch, length, ${this.config.crossAttention.kdim}])`,

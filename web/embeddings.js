@@ -3,7 +3,7 @@
 import { AttnkitError } from './errors.js';
 import { HandleModule } from './handle_module.js';
 import { Tensor } from './tensor.js';
-import { idsInput, num, oneOf } from './args.js';
+import { idsInput, num, oneOf, options as checkOptions } from './args.js';
 
 const WEIGHTS = ['word', 'position', 'tokenType', 'normWeight', 'normBias'];
 
@@ -12,12 +12,15 @@ export class Embeddings extends HandleModule {
    * @param ak a loaded Attnkit (users write `new ak.Embeddings(options)`)
    * @param options see web/attnkit.d.ts
    */
-  constructor(ak, {
-    vocabSize, dim, maxPositions = 512, typeVocabSize = 0, positional = 'learned', scale = 1,
-    paddingIdx, norm = 'layernorm', eps, sinusoidal = {},
-  } = {}) {
+  constructor(ak, options) {
     super();
     const fn = 'Embeddings';
+    const {
+      vocabSize, dim, maxPositions = 512, typeVocabSize = 0, positional = 'learned', scale = 1,
+      paddingIdx, norm = 'layernorm', eps, sinusoidal: sinusoidalOptions,
+    } = checkOptions(fn, options, ['vocabSize', 'dim', 'maxPositions', 'typeVocabSize', 'positional', 'scale',
+      'paddingIdx', 'norm', 'eps', 'sinusoidal']);
+    const sinusoidal = checkOptions(fn, sinusoidalOptions, ['base', 'layout'], 'sinusoidal');
     const s = scale === true ? Math.sqrt(num(fn, 'dim', dim)) : scale === false ? 1 : num(fn, 'scale', scale);
     const normKind = oneOf(fn, 'norm', norm, ['none', 'layernorm', 'rmsnorm']);
     const e = eps === undefined ? (normKind === 2 ? 1e-6 : 1e-12) : num(fn, 'eps', eps);
@@ -39,14 +42,22 @@ export class Embeddings extends HandleModule {
     this._adopt(ak, handle, 'Embeddings', { free: '_embeddingsFree', weight: '_embeddingsWeight' }, WEIGHTS);
   }
 
+  // Each weight's dims (setWeights checks tensors against them).
+  _shapes() {
+    const { vocabSize: V, dim: D, maxPositions: P, typeVocabSize: T } = this.config;
+    return { word: [V, D], position: [P, D], tokenType: [T, D], normWeight: [D], normBias: [D] };
+  }
+
   /**
    * inputIds [L] or [batch, L] -> float32 [batch, L, dim]:
    * norm(word[id] * scale + tokenType[type] + position[pos]).
    * Positions: positionIds ([batch, L] or [L]) if given, else from attentionMask
    * ([batch, pastLength + L], 1 = token: cumsum - 1, padding at 1), else pastLength + arange(L).
    */
-  forward(inputIds, { tokenTypeIds, positionIds, attentionMask, pastLength = 0, out } = {}) {
+  forward(inputIds, options) {
     const fn = 'forward';
+    const { tokenTypeIds, positionIds, attentionMask, pastLength = 0, out } =
+      checkOptions(fn, options, ['tokenTypeIds', 'positionIds', 'attentionMask', 'pastLength', 'out']);
     this._live(fn);
     const ids = idsInput(fn, 'inputIds', inputIds);
     if (ids.dims.length < 1 || ids.dims.length > 2) {

@@ -1,11 +1,15 @@
 // The EncoderLayer module (C++: src/attnkit/encoder_layer.hpp): self-attention and a feed-forward
 // block with residuals and post / pre / sandwich normalisation.
 import { HandleModule } from './handle_module.js';
-import { boolean, num, oneOf, optionalNumber } from './args.js';
+import { boolean, num, oneOf, optionalNumber, options as checkOptions } from './args.js';
 import {
-  ALIASES as ATTENTION_ALIASES, WEIGHTS as ATTENTION_WEIGHTS, attentionConfig, attentionInputs, attentionResult,
-  sequenceInput,
+  ALIASES as ATTENTION_ALIASES, ATTENTION_OPTIONS, WEIGHTS as ATTENTION_WEIGHTS, attentionConfig, attentionInputs,
+  attentionResult, attentionShapes, sequenceInput,
 } from './multi_head_attention.js';
+
+/** EncoderLayer's options: the attention's and the layer's own. */
+export const LAYER_OPTIONS = [...ATTENTION_OPTIONS, 'ffnDim', 'activation', 'normPlacement', 'norm', 'eps', 'ffnBias',
+  'ffnGated'];
 
 export const FFN_WEIGHTS = ['linear1.weight', 'linear1.bias', 'linear2.weight', 'linear2.bias', 'gate.weight', 'gate.bias'];
 const norms = (n) => Array.from({ length: 2 * n }, (_, i) => `norm${(i >> 1) + 1}.${i & 1 ? 'bias' : 'weight'}`);
@@ -38,6 +42,17 @@ export function layerSettings(fn, options) {
   return { vector, config: { ffnDim, activation: act, normPlacement, norm, eps, ffnBias, ffnGated } };
 }
 
+/** Dims of the norms' (norm1 .. normN) and the feed-forward's weights for a layer config. */
+export function layerShapes(c, norms) {
+  const w = (out, inp) => (c.weightLayout === 'inOut' ? [inp, out] : [out, inp]);
+  const shapes = {
+    'linear1.weight': w(c.ffnDim, c.dim), 'linear1.bias': [c.ffnDim], 'gate.weight': w(c.ffnDim, c.dim),
+    'gate.bias': [c.ffnDim], 'linear2.weight': w(c.dim, c.ffnDim), 'linear2.bias': [c.dim],
+  };
+  for (let i = 1; i <= norms; i++) shapes[`norm${i}.weight`] = shapes[`norm${i}.bias`] = [c.dim];
+  return shapes;
+}
+
 export class EncoderLayer extends HandleModule {
   /**
    * options: the MultiHeadAttention options (dim, numHeads, numKvHeads, headDim, bias, outBias,
@@ -46,9 +61,10 @@ export class EncoderLayer extends HandleModule {
    * normPlacement ('post' BERT, 'pre' GPT-2, 'sandwich'), norm ('layernorm' | 'rmsnorm'), eps
    * (1e-5), ffnBias (true).
    */
-  constructor(ak, options = {}) {
+  constructor(ak, options) {
     super();
     const fn = 'EncoderLayer';
+    options = checkOptions(fn, options, LAYER_OPTIONS);
     const a = attentionConfig(fn, options);
     const l = layerSettings(fn, options);
     this.config = { ...a.config, ...l.config };
@@ -58,15 +74,20 @@ export class EncoderLayer extends HandleModule {
       { ...prefixed('self_attn'), ...FFN_ALIASES });
   }
 
+  _shapes() {
+    return { ...attentionShapes(this.config), ...layerShapes(this.config, 4) };
+  }
+
   /**
    * x [batch, L, dim] (or [L, dim]) -> the same shape; with returnWeights {output, weights} with
    * the attention weights [batch, heads, L, L]. Options: mask, attentionMask, causal, positionIds
    * as in MultiHeadAttention.forward.
    */
-  forward(x, options = {}) {
+  forward(x, options) {
     const fn = 'forward';
     this._live(fn);
-    const { mask, attentionMask, causal = this.config.causal, positionIds, returnWeights = false } = options;
+    const { mask, attentionMask, causal = this.config.causal, positionIds, returnWeights = false } =
+      checkOptions(fn, options, ['mask', 'attentionMask', 'causal', 'positionIds', 'returnWeights']);
     const X = sequenceInput(fn, 'x', x, this.config.dim);
     const { m, positions, maskDims } = attentionInputs(this._ak, fn, { mask, attentionMask, positionIds });
     const sizes = new Float64Array([X.data.length, X.B, X.L]);

@@ -67,14 +67,25 @@ export class HandleModule extends OwnedHandle {
     }
     const given = [];
     for (const [key, value] of Object.entries(weights)) {
-      const which = this._weightNames.indexOf(this._aliases[key] ?? key);
+      const name = Object.hasOwn(this._aliases, key) ? this._aliases[key] : key;
+      const which = this._weightNames.indexOf(name);
       if (which < 0) {
         const also = Object.keys(this._aliases).length ? ' (or the PyTorch / Hugging Face names)' : '';
         throw new AttnkitError(`${fn}: unknown weight '${key}'; expected ${this._weightNames.join(', ')}${also}`, {
           code: 'ERR_INVALID_ARGUMENT', argument: key,
         });
       }
-      if (value !== undefined) given.push([which, floatInput(fn, key, value).data]);
+      if (value === undefined) continue;
+      const t = floatInput(fn, key, value);
+      // A tensor's dims must be the weight's shape (a transposed or flattened one has the right
+      // count and the wrong meaning); a bare Float32Array is read in the module's layout.
+      const want = this._shapes?.()[name];
+      if (want && !(value instanceof Float32Array) && (t.dims.length !== want.length || t.dims.some((d, i) => d !== want[i]))) {
+        throw new AttnkitError(`${fn}: ${key} has dims ${JSON.stringify(t.dims)}, expected ${JSON.stringify(want)}`, {
+          code: 'ERR_SHAPE_MISMATCH', argument: key,
+        });
+      }
+      given.push([which, t.data]);
     }
     const { weight } = this._rawNames;
     for (const [which, data] of given) this._ak._raw(fn, weight, [this._handle, which, data.length, true]);

@@ -7,7 +7,7 @@ import { describe } from './args.js';
 export class WasmHeap {
   constructor(module) {
     this._m = module;
-    this._slot = module._malloc(16); // [data offset, count] x 2, written by every `_name` call
+    this._slot = module._malloc(16) >>> 0; // [data offset, count] x 2, written by every `_name` call
   }
 
   // Runs a raw function with the result slot; throws AttnkitError on a non-zero status, else
@@ -85,7 +85,7 @@ export class WasmHeap {
           ptrs.push(0);
           continue;
         }
-        const p = this._m._malloc(Math.max(a.byteLength, 4));
+        const p = this._m._malloc(Math.max(a.byteLength, 4)) >>> 0; // above 2 GiB the export's i32 reads negative
         if (!p) {
           throw new AttnkitError(`could not allocate ${a.byteLength} bytes in the wasm heap for an input`, {
             code: 'ERR_OUT_OF_MEMORY',

@@ -1,15 +1,16 @@
 // Linear layer (C++ contract: src/attnkit/linear.hpp).
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { floatInput, oneOf } from './args.js';
+import { floatInput, oneOf, options as checkOptions } from './args.js';
 
 /**
  * y = x W^T + b over the last dim of x [..., in] -> [..., out]. weight: [out, in] (layout
  * 'outIn', torch.nn.Linear) or [in, out] ('inOut', GPT-2's Conv1D); a bare Float32Array is read
  * with out = weight.length / in.
  */
-export function linear(ak, x, weight, { bias, layout = 'outIn' } = {}) {
+export function linear(ak, x, weight, options) {
   const fn = 'linear';
+  const { bias, layout = 'outIn' } = checkOptions(fn, options, ['bias', 'layout']);
   const X = floatInput(fn, 'x', x);
   const W = floatInput(fn, 'weight', weight);
   const B = bias === undefined || bias === null ? null : floatInput(fn, 'bias', bias).data;

@@ -45,22 +45,31 @@ export function paddingMask(ak, ids, padId) {
   const fn = 'paddingMask';
   const i = idsInput(fn, 'ids', ids);
   const p = num(fn, 'padId', padId);
+  const dims = maskDims(fn, 'ids', i.dims);
   const data = ak._withInputs([i.data], ([pi]) =>
     ak._call(fn, '_paddingMask', [0, pi, i.data.length, p], undefined, Uint8Array));
-  return new Tensor('bool', data, maskDims(i.dims));
+  return new Tensor('bool', data, dims);
 }
 
 /** A Hugging Face attention_mask (1 = token, 0 = padding) as a boolean mask [batch, 1, 1, length]. */
 export function paddingMaskFromAttentionMask(ak, attentionMask) {
   const fn = 'paddingMaskFromAttentionMask';
   const i = idsInput(fn, 'attentionMask', attentionMask);
+  const dims = maskDims(fn, 'attentionMask', i.dims);
   const data = ak._withInputs([i.data], ([pi]) =>
     ak._call(fn, '_paddingMask', [1, pi, i.data.length, 0], undefined, Uint8Array));
-  return new Tensor('bool', data, maskDims(i.dims));
+  return new Tensor('bool', data, dims);
 }
 
-function maskDims(dims) {
-  return dims.length === 1 ? [1, 1, 1, dims[0]] : [dims[0], 1, 1, dims[dims.length - 1]];
+// [length] -> [1, 1, 1, length]; [batch, length] -> [batch, 1, 1, length]. Ids of any other rank
+// have no padding-mask shape that matches their data.
+function maskDims(fn, name, dims) {
+  if (dims.length !== 1 && dims.length !== 2) {
+    throw new AttnkitError(`${fn}: ${name} must have dims [length] or [batch, length], got ${JSON.stringify(dims)}`, {
+      code: 'ERR_SHAPE_MISMATCH', argument: `${name}.dims`,
+    });
+  }
+  return dims.length === 1 ? [1, 1, 1, dims[0]] : [dims[0], 1, 1, dims[1]];
 }
 
 /**

@@ -3,7 +3,7 @@
 // an Embeddings module, EncoderLayers and a final norm.
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { describe, idsInput, textInput } from './args.js';
+import { boolean, describe, idsInput, options as checkOptions, textInput } from './args.js';
 import { Embeddings } from './embeddings.js';
 import { EncoderLayer } from './encoder_layer.js';
 import { loaders, loadSafetensors } from './safetensors.js';
@@ -98,6 +98,13 @@ export class Model {
       throw new AttnkitError(`Model: unsupported family ${describe(spec.family)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'family' });
     }
     this._modules = [];
+    // Every float32 the modules will hold, checked against the heap before the first is allocated.
+    const e = spec.embeddings, l = spec.layer, D = l.dim;
+    const hd = l.headDim * l.numHeads, kv = l.headDim * l.numKvHeads;
+    const perLayer = D * (hd + 2 * kv) + hd * D + (hd + 2 * kv + D) + 8 * D + l.ffnDim * D * (l.ffnGated ? 3 : 2) + 3 * l.ffnDim + D;
+    const floats = (e.vocabSize + (e.positional === 'none' ? 0 : e.maxPositions) + e.typeVocabSize + 2) * e.dim +
+      spec.numLayers * perLayer + 2 * D;
+    ak._raw('Model', '_heapCheck', [4 * floats]);
     try {
       this.embeddings = this._own(new Embeddings(ak, spec.embeddings));
       this.layers = [];
@@ -110,7 +117,6 @@ export class Model {
       this.dispose();
       throw e;
     }
-    const D = spec.layer.dim;
     this._final = spec.finalNorm
       ? { weight: new Float32Array(D).fill(1), bias: spec.finalNorm.norm === 'layernorm' ? new Float32Array(D) : undefined }
       : null;
@@ -136,17 +142,36 @@ export class Model {
       });
     }
     const f = this._family;
+    const own = (table, key) => (Object.hasOwn(table, key) ? table[key] : undefined);
     const emb = {}, final = {}, layers = this.layers.map(() => ({}));
+    const source = new Map(); // the module and our name -> the checkpoint's name, for messages
     const unused = [];
+    const put = (target, ours, value, full, where) => {
+      if (Object.hasOwn(target, ours)) {
+        throw new AttnkitError(`${fn}: the weights name ${where}'s ${ours} twice: '${source.get(`${where}/${ours}`)}' and '${full}'`, {
+          code: 'ERR_INVALID_ARGUMENT', argument: full,
+        });
+      }
+      target[ours] = value;
+      source.set(`${where}/${ours}`, full);
+    };
     for (const [full, value] of Object.entries(tensors)) {
       const prefix = f.prefixes.find((p) => full.startsWith(p));
       const name = prefix ? full.slice(prefix.length) : full;
       if (f.ignore.test(name)) continue;
       const m = f.layer.exec(name);
-      if (f.embeddings[name]) emb[f.embeddings[name]] = value;
-      else if (f.final[name] && this._final) final[f.final[name]] = value;
-      else if (m && f.layerWeights[m[2]] && Number(m[1]) < this.layers.length) layers[Number(m[1])][f.layerWeights[m[2]]] = value;
-      else unused.push(full);
+      const layerWeight = m && own(f.layerWeights, m[2]);
+      if (own(f.embeddings, name)) put(emb, f.embeddings[name], value, full, 'embeddings');
+      else if (own(f.final, name) && this._final) put(final, f.final[name], value, full, 'final');
+      else if (m && layerWeight) {
+        // Layer numbers are written as Hugging Face writes them: no leading zeros, none past the config's.
+        const i = Number(m[1]);
+        if (String(i) !== m[1] || i >= this.layers.length) {
+          throw new AttnkitError(`${fn}: '${full}' names layer ${m[1]}, but config.json gives ${this.layers.length} layers ` +
+            `(${f.layerPrefix}0 .. ${f.layerPrefix}${this.layers.length - 1})`, { code: 'ERR_INVALID_ARGUMENT', argument: full });
+        }
+        put(layers[i], layerWeight, value, full, `layer ${i}`);
+      } else unused.push(full);
     }
     const missing = this._missing(emb, layers, final);
     if (missing) {
@@ -154,8 +179,20 @@ export class Model {
         code: 'ERR_INVALID_ARGUMENT', argument: missing,
       });
     }
-    this.embeddings.setWeights(emb);
-    this.layers.forEach((l, i) => l.setWeights(layers[i]));
+    // Errors from the modules name our weight; say the checkpoint's name instead.
+    const named = (where, set) => {
+      try {
+        set();
+      } catch (e) {
+        const full = source.get(`${where}/${e.argument}`);
+        if (full && e instanceof AttnkitError) {
+          throw new AttnkitError(`${fn}: '${full}' ${e.message.replace(/^setWeights: \S+ /, '')}`, { code: e.code, argument: full });
+        }
+        throw e;
+      }
+    };
+    named('embeddings', () => this.embeddings.setWeights(emb));
+    this.layers.forEach((l, i) => named(`layer ${i}`, () => l.setWeights(layers[i])));
     for (const k of Object.keys(final)) {
       const t = final[k]?.data ?? final[k];
       if (!(t instanceof Float32Array) || t.length !== this.spec.layer.dim) {
@@ -199,8 +236,12 @@ export class Model {
    * per layer [batch, heads, L, L])}. attentionMask [batch, L]: 1 = token, 0 = padding.
    * Positions are 0..L-1 (RoBERTa: counted past the padding id) unless positionIds are given.
    */
-  forward(inputIds, { attentionMask, tokenTypeIds, positionIds, outputAttentions = false, outputHiddenStates = false } = {}) {
+  forward(inputIds, options) {
     const fn = 'forward';
+    const { attentionMask, tokenTypeIds, positionIds, outputAttentions = false, outputHiddenStates = false } =
+      checkOptions(fn, options, ['attentionMask', 'tokenTypeIds', 'positionIds', 'outputAttentions', 'outputHiddenStates']);
+    boolean(fn, 'outputAttentions', outputAttentions);
+    boolean(fn, 'outputHiddenStates', outputHiddenStates);
     if (!this.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
     const ids = idsInput(fn, 'inputIds', inputIds);
     const [B, L] = ids.dims.length === 2 ? ids.dims : [1, ids.dims[0]];
@@ -250,7 +291,8 @@ export class Model {
  * weights (.safetensors as ArrayBuffer / Uint8Array / Response, or an already loaded state dict).
  * onProgress(loadedBytes, totalBytes) reports the weights' download.
  */
-export async function loadModel(ak, { config, weights, onProgress } = {}) {
+export async function loadModel(ak, options) {
+  const { config, weights, onProgress } = checkOptions('Model.fromPretrained', options, ['config', 'weights', 'onProgress']);
   const spec = await modelSpec(ak, config);
   const state = weights instanceof ArrayBuffer || ArrayBuffer.isView(weights) ||
     (typeof Response === 'function' && weights instanceof Response)

@@ -3,7 +3,7 @@
 import { AttnkitError } from './errors.js';
 import { HandleModule } from './handle_module.js';
 import { Tensor } from './tensor.js';
-import { boolean, floatInput, idsInput, num, oneOf, optionalNumber } from './args.js';
+import { boolean, finite, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from './args.js';
 import { combineMasks, maskInput, paddingMaskFromAttentionMask } from './masks.js';
 import { rotaryConfig } from './rotary.js';
 
@@ -35,9 +35,13 @@ export function sequenceInput(fn, name, x, features) {
   return { data: t.data, B, L, rank: t.dims.length };
 }
 
+/** MultiHeadAttention's options (EncoderLayer and DecoderLayer add their own). */
+export const ATTENTION_OPTIONS = ['dim', 'numHeads', 'numKvHeads', 'headDim', 'kdim', 'vdim', 'bias', 'outBias',
+  'positional', 'rotary', 'scale', 'causal', 'weightLayout'];
+
 /**
  * The 26 doubles of the C++ MultiHeadAttentionConfig (bindings mha_config_from) and the config
- * object the module reports. Shared with EncoderLayer.
+ * object the module reports. Shared with EncoderLayer. The caller has checked the option keys.
  */
 export function attentionConfig(fn, {
   dim, numHeads, numKvHeads = 0, headDim = 0, kdim = 0, vdim = 0, bias = true, outBias = bias,
@@ -52,8 +56,8 @@ export function attentionConfig(fn, {
     optionalNumber(fn, 'kdim', kdim, 0), optionalNumber(fn, 'vdim', vdim, 0),
     boolean(fn, 'bias', bias) ? 1 : 0, boolean(fn, 'outBias', outBias) ? 1 : 0,
     oneOf(fn, 'positional', positional, ['none', 'rotary', 'alibi']),
-    scale === undefined ? NaN : num(fn, 'scale', scale),
-    ...rotaryConfig(fn, Number.isInteger(hd) ? hd : 0, rotary ?? {}),
+    scale === undefined ? NaN : finite(fn, 'scale', scale),
+    ...rotaryConfig(fn, Number.isInteger(hd) ? hd : 0, rotary),
     oneOf(fn, 'weightLayout', weightLayout, ['outIn', 'inOut']),
   ];
   const config = {
@@ -61,6 +65,20 @@ export function attentionConfig(fn, {
     bias, outBias, positional, causal: boolean(fn, 'causal', causal), weightLayout,
   };
   return { vector, config };
+}
+
+/**
+ * Dims of the attention weights for a config (`prefix` + name), in its weight layout: [out, in]
+ * for 'outIn' (nn.Linear), [in, out] for 'inOut' (GPT-2's Conv1D).
+ */
+export function attentionShapes(c, prefix = '') {
+  const hd = c.headDim, H = c.numHeads * hd, G = c.numKvHeads * hd;
+  const w = (out, inp) => (c.weightLayout === 'inOut' ? [inp, out] : [out, inp]);
+  const shapes = {
+    qWeight: w(H, c.dim), kWeight: w(G, c.kdim), vWeight: w(G, c.vdim), inProjWeight: w(H + 2 * G, c.dim),
+    outWeight: w(c.dim, H), qBias: [H], kBias: [G], vBias: [G], inProjBias: [H + 2 * G], outBias: [c.dim],
+  };
+  return Object.fromEntries(Object.entries(shapes).map(([k, v]) => [prefix + k, v]));
 }
 
 /**
@@ -100,13 +118,17 @@ export function attentionResult(output, weights, dims, B, heads, L) {
 }
 
 export class MultiHeadAttention extends HandleModule {
-  constructor(ak, options = {}) {
+  constructor(ak, options) {
     super();
     const fn = 'MultiHeadAttention';
-    const { vector, config } = attentionConfig(fn, options);
+    const { vector, config } = attentionConfig(fn, checkOptions(fn, options, ATTENTION_OPTIONS));
     this.config = config;
     const handle = ak._withInputs([new Float64Array(vector)], ([pc]) => ak._raw(fn, '_mhaCreate', [pc])[0]);
     this._adopt(ak, handle, 'MultiHeadAttention', { free: '_mhaFree', weight: '_mhaWeight' }, WEIGHTS, ALIASES);
+  }
+
+  _shapes() {
+    return attentionShapes(this.config);
   }
 
   /**
@@ -117,13 +139,14 @@ export class MultiHeadAttention extends HandleModule {
    * ([batch, keyLength] of 1 = token / 0 = padding, Hugging Face's); causal; positionIds ([L] or
    * [batch, L], rotary only; default: cacheLength + 0..L-1); useCache.
    */
-  forward(query, options = {}) {
+  forward(query, options) {
     const fn = 'forward';
     this._live(fn);
     const {
       key, value, mask, attentionMask, causal = this.config.causal, positionIds, useCache = false,
       returnWeights = false,
-    } = options;
+    } = checkOptions(fn, options, ['key', 'value', 'mask', 'attentionMask', 'causal', 'positionIds', 'useCache',
+      'returnWeights']);
     const Q = sequenceInput(fn, 'query', query, this.config.dim);
     const K = key === undefined ? null : sequenceInput(fn, 'key', key, this.config.kdim);
     const V = value === undefined ? null : sequenceInput(fn, 'value', value, this.config.vdim);

@@ -1,7 +1,7 @@
 // Rotary position embedding (C++ contract: src/attnkit/rotary.hpp).
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { describe, floatInput, idsInput, num, oneOf, optionalNumber } from './args.js';
+import { boolean, describe, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from './args.js';
 
 const SCALINGS = ['none', 'linear', 'dynamic', 'yarn', 'llama3'];
 
@@ -10,21 +10,12 @@ const SCALINGS = ['none', 'linear', 'dynamic', 'yarn', 'llama3'];
  * scaling: {type, factor, originalMaxPositions, lowFreqFactor, highFreqFactor, betaFast,
  * betaSlow, attentionFactor, mscale, mscaleAllDim, truncate}.
  */
-export function rotaryConfig(fn, headDim, { rotaryDim, base = 10000, layout = 'half', scaling } = {}) {
-  const sc = scaling ?? {};
-  if (typeof sc !== 'object') {
-    throw new AttnkitError(`${fn}: scaling must be an object like {type: 'linear', factor: 2}, got ${describe(sc)}`,
-      { code: 'ERR_INVALID_ARGUMENT', argument: 'scaling' });
-  }
-  const known = ['type', 'factor', 'originalMaxPositions', 'lowFreqFactor', 'highFreqFactor', 'betaFast', 'betaSlow',
-    'attentionFactor', 'mscale', 'mscaleAllDim', 'truncate'];
-  for (const key of Object.keys(sc)) {
-    if (!known.includes(key)) {
-      throw new AttnkitError(`${fn}: unknown scaling option '${key}' (known: ${known.join(', ')})`, {
-        code: 'ERR_INVALID_ARGUMENT', argument: `scaling.${key}`,
-      });
-    }
-  }
+export const ROTARY_OPTIONS = ['rotaryDim', 'base', 'layout', 'scaling'];
+
+export function rotaryConfig(fn, headDim, rotary, where = 'rotary') {
+  const { rotaryDim, base = 10000, layout = 'half', scaling } = checkOptions(fn, rotary, ROTARY_OPTIONS, where);
+  const sc = checkOptions(fn, scaling, ['type', 'factor', 'originalMaxPositions', 'lowFreqFactor', 'highFreqFactor',
+    'betaFast', 'betaSlow', 'attentionFactor', 'mscale', 'mscaleAllDim', 'truncate'], 'scaling');
   const opt = (key, dflt) => optionalNumber(fn, `scaling.${key}`, sc[key], dflt);
   return new Float64Array([
     num(fn, 'headDim', headDim),
@@ -41,7 +32,7 @@ export function rotaryConfig(fn, headDim, { rotaryDim, base = 10000, layout = 'h
     opt('attentionFactor', NaN),
     opt('mscale', 0),
     opt('mscaleAllDim', 0),
-    sc.truncate === false ? 0 : 1,
+    sc.truncate === undefined || boolean(fn, 'scaling.truncate', sc.truncate) ? 1 : 0,
   ]);
 }
 
@@ -49,16 +40,16 @@ export function rotaryConfig(fn, headDim, { rotaryDim, base = 10000, layout = 'h
  * Rotates x [batch, heads, length, headDim] (or [heads, length, headDim] or [length, headDim])
  * by RoPE. Positions: `positions` [length] or [batch, length], else offset + 0..length-1.
  */
-export function rotary(ak, x, options = {}) {
+export function rotary(ak, x, options) {
   const fn = 'rotary';
-  const { positions, offset = 0 } = options;
+  const { positions, offset = 0, ...config } = checkOptions(fn, options, ['positions', 'offset', ...ROTARY_OPTIONS]);
   const t = floatInput(fn, 'x', x);
   if (t.dims.length < 2 || t.dims.length > 4) {
     throw new AttnkitError(`${fn}: x must have 2 to 4 dims ([batch, heads, length, headDim]), got ${JSON.stringify(t.dims)}`,
       { code: 'ERR_SHAPE_MISMATCH', argument: 'x.dims' });
   }
   const [B, H, L, d] = [1, 1, 1, 1].slice(t.dims.length).concat(t.dims);
-  const cfg = rotaryConfig(fn, d, options);
+  const cfg = rotaryConfig(fn, d, config, '');
   let kind = 0;
   let pos = null;
   if (positions !== undefined) {
@@ -75,10 +66,11 @@ export function rotary(ak, x, options = {}) {
  * RoPE's inverse frequencies (rotaryDim / 2 of them) and the factor applied to cos/sin, as
  * Hugging Face computes them for the scaling; seqLength matters only for 'dynamic'.
  */
-export function rotaryFrequencies(ak, headDim, options = {}) {
+export function rotaryFrequencies(ak, headDim, options) {
   const fn = 'rotaryFrequencies';
-  const cfg = rotaryConfig(fn, headDim, options);
-  const seq = optionalNumber(fn, 'seqLength', options.seqLength, 0);
+  const { seqLength, ...config } = checkOptions(fn, options, ['seqLength', ...ROTARY_OPTIONS]);
+  const cfg = rotaryConfig(fn, headDim, config, '');
+  const seq = optionalNumber(fn, 'seqLength', seqLength, 0);
   const r = ak._withInputs([cfg], ([pc]) => ak._call(fn, '_rotaryFrequencies', [pc, seq]));
   return { invFreq: r.slice(0, r.length - 1), attentionFactor: r[r.length - 1] };
 }

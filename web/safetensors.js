@@ -4,7 +4,7 @@
 // little-endian host like every browser and Node platform.
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { describe } from './args.js';
+import { describe, options as checkOptions } from './args.js';
 import { WasmHeap } from './heap.js';
 import { readBytes, resolveUrl } from './read_bytes.js';
 
@@ -54,7 +54,7 @@ function parse(heap, fn, u8) {
   heap._raw(fn, '_safetensorsPrefix', [headerLength, size]);
   heap._withInputs([u8.subarray(8, 8 + headerLength)], ([ph]) => heap._raw(fn, '_safetensorsIndex', [ph, headerLength, size]));
   const index = JSON.parse(heap._m._safetensorsIndexJson());
-  const tensors = {};
+  const tensors = Object.create(null); // file-given names as keys: '__proto__' is a name like any other
   for (const t of index.tensors) {
     const raw = u8.subarray(t.begin, t.end);
     const count = t.shape.reduce((a, b) => a * b, 1);
@@ -74,8 +74,14 @@ function parse(heap, fn, u8) {
  * Reads a .safetensors file from an ArrayBuffer, Uint8Array or fetch Response (streamed, with
  * onProgress(loadedBytes, totalBytes or undefined)), then parses it.
  */
-export async function loadSafetensors(ak, source, { onProgress } = {}) {
+export async function loadSafetensors(ak, source, options) {
   const fn = 'loadSafetensors';
+  const { onProgress } = checkOptions(fn, options, ['onProgress']);
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    throw new AttnkitError(`${fn}: onProgress must be a function, got ${describe(onProgress)}`, {
+      code: 'ERR_INVALID_ARGUMENT', argument: 'onProgress',
+    });
+  }
   if (source && typeof source === 'object' && typeof source.arrayBuffer === 'function' && 'body' in source) {
     if (!source.ok) {
       throw new AttnkitError(`${fn}: the response is HTTP ${source.status} ${source.statusText ?? ''}`.trim(), {

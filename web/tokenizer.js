@@ -6,7 +6,7 @@
 // the JavaScript string given to encode (UTF-16 code units, what String.slice takes).
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { describe, textInput } from './args.js';
+import { boolean, describe, options as checkOptions, textInput } from './args.js';
 import { loaders } from './safetensors.js';
 import { OwnedHandle } from './handle_module.js';
 
@@ -120,7 +120,9 @@ export class Tokenizer extends OwnedHandle {
   }
 
   /** BERT's vocab.txt (one token per line); lowercase: uncased models (default true). */
-  static async fromVocab(ak, vocabTxt, { lowercase = true } = {}) {
+  static async fromVocab(ak, vocabTxt, options) {
+    const { lowercase = true } = checkOptions('Tokenizer.fromVocab', options, ['lowercase']);
+    boolean('Tokenizer.fromVocab', 'lowercase', lowercase);
     return create(ak, 'Tokenizer.fromVocab', 1, await textInput('Tokenizer.fromVocab', 'vocabTxt', vocabTxt), '', lowercase);
   }
 
@@ -252,9 +254,26 @@ export class Tokenizer extends OwnedHandle {
    * when given; 'max_length': to maxLength; a batch is padded to its longest row at least), padId
    * (when the tokenizer has no pad token).
    */
-  encode(text, { pair, addSpecialTokens = true, maxLength, truncation, padding = false, padId } = {}) {
+  encode(text, options) {
     const fn = 'encode';
     this._live(fn);
+    const { pair, addSpecialTokens = true, maxLength, truncation, padding = false, padId } =
+      checkOptions(fn, options, ['pair', 'addSpecialTokens', 'maxLength', 'truncation', 'padding', 'padId']);
+    boolean(fn, 'addSpecialTokens', addSpecialTokens);
+    if (![true, false, 'max_length', 'longest'].includes(padding)) {
+      throw new AttnkitError(`${fn}: padding must be true, false, 'longest' or 'max_length', got ${describe(padding)}`, {
+        code: 'ERR_INVALID_ARGUMENT', argument: 'padding',
+      });
+    }
+    if (![undefined, true, false, 'longest_first', 'only_first', 'only_second'].includes(truncation)) {
+      throw new AttnkitError(`${fn}: truncation must be true, false, 'longest_first', 'only_first' or 'only_second', got ${describe(truncation)}`,
+        { code: 'ERR_INVALID_ARGUMENT', argument: 'truncation' });
+    }
+    if (padId !== undefined && !(Number.isInteger(padId) && padId >= 0 && padId < this.vocab.length)) {
+      throw new AttnkitError(`${fn}: padId must be a token id in [0, ${this.vocab.length}), got ${describe(padId)}`, {
+        code: 'ERR_OUT_OF_RANGE', argument: 'padId',
+      });
+    }
     if (Array.isArray(text) && pair !== undefined && (!Array.isArray(pair) || pair.length !== text.length)) {
       throw new AttnkitError(`${fn}: for a batch, pair must be an array of ${text.length} texts`, {
         code: 'ERR_SHAPE_MISMATCH', argument: 'pair',
@@ -345,9 +364,11 @@ export class Tokenizer extends OwnedHandle {
   }
 
   /** ids (array, Int32Array or Tensor) -> text. skipSpecialTokens drops [CLS], <|endoftext|>, ... */
-  decode(ids, { skipSpecialTokens = false } = {}) {
+  decode(ids, options) {
     const fn = 'decode';
     this._live(fn);
+    const { skipSpecialTokens = false } = checkOptions(fn, options, ['skipSpecialTokens']);
+    boolean(fn, 'skipSpecialTokens', skipSpecialTokens);
     const list = Array.from(ids?.data ?? ids ?? []);
     const parts = [];
     for (const id of list) {
@@ -366,7 +387,7 @@ export class Tokenizer extends OwnedHandle {
         if (this._addedByContent.has(p)) bytes.push(...utf8.encode(p));
         else for (const c of p) bytes.push(toByte.get(c) ?? 63);
       }
-      return new TextDecoder().decode(Uint8Array.from(bytes));
+      return new TextDecoder('utf-8', { ignoreBOM: true }).decode(Uint8Array.from(bytes)); // keep a leading U+FEFF
     }
     const prefix = this._s.continuingSubwordPrefix;
     return parts.join(' ').split(` ${prefix}`).join('')

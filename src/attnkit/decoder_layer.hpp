@@ -24,7 +24,7 @@ Status check_decoder_layer_config(const DecoderLayerConfig& c);
 // norms), then the feed-forward's linear1, linear2, gate weight/bias 32..37.
 constexpr int kDecoderCross = 10, kDecoderNorms = 20, kDecoderFfn = 32, kDecoderWeights = 38;
 
-class DecoderLayer {
+class DecoderLayer : public HeapObject {
  public:
   static Status create(const DecoderLayerConfig& config, std::unique_ptr<DecoderLayer>& out);
 

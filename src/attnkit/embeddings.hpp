@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attnkit/positional.hpp"
+#include "attnkit/float_buffer.hpp"
 #include "attnkit/status.hpp"
 
 namespace attnkit {
@@ -64,7 +65,7 @@ void embeddings_rows(float* out, const EmbeddingsView& w, const int32_t* ids, co
 // Which weight of the module: the names setWeights takes in JavaScript.
 enum class EmbeddingsWeight : int { word = 0, position = 1, token_type = 2, gamma = 3, beta = 4 };
 
-class Embeddings {
+class Embeddings : public HeapObject {
  public:
   // Validates the config and allocates the tables (word, learned positions and token types start
   // at zero and must be set; gamma starts at 1 and beta at 0, as in PyTorch; a sinusoidal table is
@@ -115,9 +116,9 @@ class Embeddings {
 
   EmbeddingsConfig config_;
   int dim_ = 0;
-  std::vector<float> word_, position_, token_type_, gamma_, beta_;
+  FloatBuffer word_, position_, token_type_, gamma_, beta_;
   bool word_set_ = false, position_set_ = false, token_type_set_ = false;
-  std::vector<int32_t> positions_;  // scratch: the position id of each row of the last forward
+  Buffer<int32_t> positions_;  // scratch: the position id of each row of the last forward
 };
 
 }  // namespace attnkit

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "attnkit/multi_head_attention.hpp"
+#include "attnkit/float_buffer.hpp"
 #include "attnkit/status.hpp"
 #include "attnkit/sublayer.hpp"
 
@@ -40,7 +41,7 @@ Status check_encoder_layer_config(const EncoderLayerConfig& c);
 // only with sandwich), then the feed-forward's linear1, linear2, gate weight/bias 18..23.
 constexpr int kEncoderNorms = 10, kEncoderFfn = 18, kEncoderWeights = 24;
 
-class EncoderLayer {
+class EncoderLayer : public HeapObject {
  public:
   static Status create(const EncoderLayerConfig& config, std::unique_ptr<EncoderLayer>& out);
 

@@ -47,7 +47,7 @@ enum class MhaWeight : int {
   q_bias = 5, k_bias = 6, v_bias = 7, in_proj_bias = 8, out_bias = 9,
 };
 
-class MultiHeadAttention {
+class MultiHeadAttention : public HeapObject {
  public:
   // Validates and allocates the weights (zero; the projection weights must be set before forward).
   static Status create(const MultiHeadAttentionConfig& config, std::unique_ptr<MultiHeadAttention>& out);

@@ -17,13 +17,14 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "attnkit/float_buffer.hpp"
 #include "attnkit/status.hpp"
 
 namespace attnkit {
 
 enum class TokenizerModel : int { wordpiece = 0, bpe = 1 };
 
-class Tokenizer {
+class Tokenizer : public HeapObject {
  public:
   // tokenizer.json: model WordPiece or BPE; normalizer BertNormalizer, Lowercase, NFD/NFC/NFKD/NFKC,
   // StripAccents or a Sequence of them; pre_tokenizer BertPreTokenizer, ByteLevel, WhitespaceSplit

@@ -69,7 +69,20 @@ for (const ak of [simd, scalar]) {
         (e) => e.argument === 'config' && /not valid JSON/.test(e.message));
       await assert.rejects(ak.Model.fromPretrained({ config, weights: bytes.subarray(0, 1000) }),
         (e) => e.code === 'ERR_INVALID_ARGUMENT' || e.code === 'ERR_SHAPE_MISMATCH');
-      await assert.rejects(ak.Model.fromPretrained({ config, weights: wrong }), (e) => e.argument === 'normBias');
+      // Errors name the checkpoint's tensor and its expected dims; a transposed matrix is refused
+      // although its element count is right, and so is a layer the config does not have.
+      await assert.rejects(ak.Model.fromPretrained({ config, weights: wrong }), (e) =>
+        e.argument === 'bert.embeddings.LayerNorm.bias' && /has dims \[5\], expected \[32\]/.test(e.message));
+      const q = state.tensors['bert.encoder.layer.0.attention.self.query.weight'];
+      await assert.rejects(ak.Model.fromPretrained({ config, weights: { ...state.tensors,
+        'bert.encoder.layer.0.attention.self.query.weight': new Tensor('float32', q.data, [q.dims[0] * q.dims[1]]) } }),
+      (e) => e.code === 'ERR_SHAPE_MISMATCH' && e.argument === 'bert.encoder.layer.0.attention.self.query.weight');
+      await assert.rejects(ak.Model.fromPretrained({ config, weights: { ...state.tensors,
+        'bert.encoder.layer.00.attention.self.query.weight': q } }), (e) => /names layer 00/.test(e.message));
+      await assert.rejects(ak.Model.fromPretrained({ config, weights: { ...state.tensors,
+        'bert.encoder.layer.2.attention.self.query.weight': q } }), (e) => /config.json gives 2 layers/.test(e.message));
+      await assert.rejects(ak.Model.fromPretrained({ config: { ...config, hidden_size: 4096, num_attention_heads: 32, intermediate_size: 16384, num_hidden_layers: 24 }, weights: state }),
+        (e) => e.code === 'ERR_OUT_OF_MEMORY' && /bytes but the heap has/.test(e.message));
     };
     // Both wasm modules (the core and the loaders). A first pass leaves what stays allocated by
     // design (handle tables' capacity, each module's last error message); the second must add nothing.

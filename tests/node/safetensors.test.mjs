@@ -63,7 +63,8 @@ for (const ak of [simd, scalar]) {
       [build({ a: t({ shape: [2] }) }, 4), 'a.data_offsets', /spans 4 bytes but its shape and F32 need 8/],
       [build({ a: t({ data_offsets: [0, 8], shape: [2] }) }, 4), 'a.data_offsets', /outside the 4 bytes of data/],
       [build({ a: t({ shape: [2], data_offsets: [0, 8] }), b: t({ data_offsets: [4, 8] }) }, 8), 'b.data_offsets', /overlap/],
-      [build({ a: t({ shape: [1.5] }) }, 4), 'a.shape', /non-negative integers/],
+      [build({ a: t({ shape: [1.5] }) }, 4), 'a.shape', /integers in \[0, 2\^32\]/],
+      [build({ a: t({ shape: [0, 2 ** 64 - 1] }) }, 0), 'a.shape', /integers in \[0, 2\^32\]/],
       [build({ __metadata__: { n: 1 } }), '__metadata__.n', /must be strings/],
     ];
     const failAll = async () => {

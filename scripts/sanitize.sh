@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The native test suite built with clang, AddressSanitizer and UndefinedBehaviorSanitizer
+# (build/fuzz, shared with the fuzzers), run by ctest. Any sanitizer report fails its test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+[ -f build/fuzz/CMakeCache.txt ] || CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DATTNKIT_FUZZ=ON >/dev/null
+cmake --build build/fuzz -j"$jobs" --target attnkit_tests 2>&1 | { grep -E 'error|warning' || true; }
+test "${PIPESTATUS[0]}" -eq 0
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build/fuzz --output-on-failure -j2
