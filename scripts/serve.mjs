@@ -13,25 +13,53 @@ const TYPES = {
   '.txt': 'text/plain; charset=utf-8', '.bpe': 'text/plain; charset=utf-8', '.svg': 'image/svg+xml',
 };
 
-/** A request handler serving files of `root` that lie under one of the `served` folders. */
-function staticHandler(root, served, home) {
+/**
+ * A request handler serving files of `root` that lie under one of the `served` folders: GET and
+ * HEAD only, a Host header naming this server (a DNS-rebinding page cannot read it), paths that
+ * decode cleanly, and files whose real path (symlinks resolved) is still inside a served folder.
+ * No request can make it throw.
+ */
+function staticHandler(root, served, home, hosts) {
+  const realRoot = fs.realpathSync(root);
+  const roots = served.map((d) => path.join(realRoot, d) + path.sep);
+  const send = (res, status, text, headers = {}) => {
+    res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', ...headers });
+    res.end(text);
+  };
   return (req, res) => {
-    const url = new URL(req.url, 'http://localhost');
-    if (url.pathname === '/' && home !== '/') {
-      res.writeHead(302, { Location: home });
-      return res.end();
+    try {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'only GET and HEAD\n', { Allow: 'GET, HEAD' });
+      if (!hosts().includes(String(req.headers.host ?? '').toLowerCase())) return send(res, 421, 'unknown Host\n');
+      let url, rel;
+      try {
+        url = new URL(req.url, 'http://localhost');
+        rel = decodeURIComponent(url.pathname);
+      } catch {
+        return send(res, 400, 'bad request path\n');
+      }
+      if (url.pathname === '/' && home !== '/') return send(res, 302, '', { Location: home });
+      rel = rel.replace(/^\/+/, '');
+      if (rel.includes('\0')) return send(res, 400, 'bad request path\n');
+      if (rel === '' || rel.endsWith('/') || rel === 'web') rel = path.posix.join(rel, 'index.html');
+      let file;
+      try {
+        file = fs.realpathSync(path.resolve(realRoot, rel));
+      } catch {
+        file = null;
+      }
+      if (!file || !roots.some((r) => file.startsWith(r)) || !fs.statSync(file).isFile()) {
+        return send(res, 404, `not found: ${url.pathname}\n`);
+      }
+      res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
+      if (req.method === 'HEAD') return res.end();
+      const stream = fs.createReadStream(file);
+      stream.on('error', () => res.destroy());
+      stream.pipe(res);
+    } catch {
+      if (!res.headersSent) send(res, 500, 'internal error\n');
+      else res.destroy();
     }
-    let rel = decodeURIComponent(url.pathname).replace(/^\/+/, '');
-    if (rel === '' || rel.endsWith('/') || rel === 'web') rel = path.posix.join(rel, 'index.html');
-    const file = path.resolve(root, rel);
-    const allowed = served.some((d) => file.startsWith(path.join(root, d) + path.sep));
-    if (!allowed || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
-      res.writeHead(404, { 'Content-Type': 'text/plain' });
-      return res.end(`not found: ${url.pathname}`);
-    }
-    res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
-    fs.createReadStream(file).pipe(res);
-    };
+  };
 }
 
 /**
@@ -40,10 +68,14 @@ function staticHandler(root, served, home) {
  */
 export function startServer({ port = 0, host = '127.0.0.1', root = ROOT, served = SERVED, home = '/web/' } = {}) {
   return new Promise((resolve, reject) => {
-    const server = http.createServer(staticHandler(root, served, home));
+    let hosts = [];
+    const server = http.createServer(staticHandler(root, served, home, () => hosts));
+    server.on('clientError', (_, socket) => socket.destroy());
     server.once('error', reject);
     server.listen(port, host, () => {
-      resolve({ server, url: `http://${host}:${server.address().port}${home}` });
+      const p = server.address().port;
+      hosts = [`${host}:${p}`, `localhost:${p}`, `127.0.0.1:${p}`, `[::1]:${p}`];
+      resolve({ server, url: `http://${host}:${p}${home}` });
     });
   });
 }

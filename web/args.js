@@ -10,6 +10,30 @@ export function describe(v) {
   return v.constructor?.name ?? 'object';
 }
 
+/**
+ * Refuses a typed array whose ArrayBuffer was transferred (postMessage to a worker, structuredClone
+ * with transfer): it reads as empty, which would be taken for an empty input.
+ */
+export function attached(fn, name, view) {
+  if (view.byteLength !== 0) return view;
+  const buffer = view.buffer ?? view;
+  let detached = buffer.detached;
+  if (detached === undefined) {
+    try {
+      new Uint8Array(buffer, 0, 0); // throws on a detached buffer (engines without .detached)
+      detached = false;
+    } catch {
+      detached = true;
+    }
+  }
+  if (detached) {
+    throw new AttnkitError(`${fn}: ${name} is detached (its ArrayBuffer was transferred, e.g. to a worker)`, {
+      code: 'ERR_INVALID_ARGUMENT', argument: name,
+    });
+  }
+  return view;
+}
+
 export function num(fn, name, v) {
   if (typeof v !== 'number') {
     throw new AttnkitError(`${fn}: ${name} must be a number, got ${typeof v} ${describe(v)}`, {
@@ -49,10 +73,11 @@ export function idsInput(fn, name, v) {
         argument: name,
       });
     }
+    attached(fn, name, v.data);
     checkDims(fn, name, v.dims, v.data.length);
     return { data: v.data, dims: [...v.dims] };
   }
-  if (v instanceof Int32Array) return { data: v, dims: [v.length] };
+  if (v instanceof Int32Array) return { data: attached(fn, name, v), dims: [v.length] };
   if (Array.isArray(v) && v.length > 0 && Array.isArray(v[0])) {
     // [[...], [...]]: a batch of equally long rows
     const rows = v.map((row, b) => idsInput(fn, `${name}[${b}]`, row));
@@ -90,8 +115,9 @@ export function idsInput(fn, name, v) {
 
 // float32 input: a Float32Array (1-D) or a float32 Tensor. Returns { data, dims }.
 export function floatInput(fn, name, v) {
-  if (v instanceof Float32Array) return { data: v, dims: [v.length] };
+  if (v instanceof Float32Array) return { data: attached(fn, name, v), dims: [v.length] };
   if (v && typeof v === 'object' && v.data instanceof Float32Array && Array.isArray(v.dims)) {
+    attached(fn, name, v.data);
     checkDims(fn, name, v.dims, v.data.length);
     return { data: v.data, dims: [...v.dims] };
   }
@@ -128,7 +154,7 @@ export const optionalNumber = (fn, name, v, dflt) => (v === undefined ? dflt : n
 /** A text file given as a string, bytes (UTF-8), a parsed JSON object or a fetch Response -> its text. */
 export async function textInput(fn, name, x) {
   if (typeof Response === 'function' && x instanceof Response) return x.text();
-  if (x instanceof ArrayBuffer || ArrayBuffer.isView(x)) return new TextDecoder().decode(x);
+  if (x instanceof ArrayBuffer || ArrayBuffer.isView(x)) return new TextDecoder().decode(attached(fn, name, x));
   if (typeof x === 'string') return x;
   if (x && typeof x === 'object') return JSON.stringify(x);
   throw new AttnkitError(`${fn}: ${name} must be text, bytes, a parsed object or a Response, got ${describe(x)}`, {

@@ -4,7 +4,7 @@
 // broadcast like PyTorch to [batch, heads, queryLength, keyLength].
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { checkDims, describe, idsInput, num } from './args.js';
+import { attached, checkDims, describe, idsInput, num } from './args.js';
 
 const BOOLEAN = 1;
 const ADDITIVE = 2;
@@ -30,6 +30,7 @@ export function maskInput(fn, name, m) {
       { code: 'ERR_INVALID_ARGUMENT', argument: name },
     );
   }
+  attached(fn, name, data);
   if (dims.length < 1 || dims.length > 4) {
     throw new AttnkitError(`${fn}: ${name} must have 1 to 4 dims, got ${JSON.stringify(dims)}`, {
       code: 'ERR_SHAPE_MISMATCH',

@@ -4,7 +4,7 @@
 // little-endian host like every browser and Node platform.
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { describe, options as checkOptions } from './args.js';
+import { attached, describe, options as checkOptions } from './args.js';
 import { WasmHeap } from './heap.js';
 import { readBytes, resolveUrl } from './read_bytes.js';
 
@@ -39,9 +39,9 @@ export function loaders(ak) {
 }
 
 function bytesOf(fn, source) {
-  if (source instanceof Uint8Array) return source;
-  if (source instanceof ArrayBuffer) return new Uint8Array(source);
-  if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+  if (source instanceof Uint8Array) return attached(fn, 'source', source);
+  if (source instanceof ArrayBuffer) return new Uint8Array(attached(fn, 'source', source));
+  if (ArrayBuffer.isView(source)) return new Uint8Array(attached(fn, 'source', source).buffer, source.byteOffset, source.byteLength);
   throw new AttnkitError(`${fn}: expected an ArrayBuffer, Uint8Array or Response, got ${describe(source)}`, {
     code: 'ERR_INVALID_ARGUMENT', argument: 'source',
   });

@@ -6,7 +6,7 @@
 // the JavaScript string given to encode (UTF-16 code units, what String.slice takes).
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { boolean, describe, options as checkOptions, textInput } from './args.js';
+import { boolean, describe, idsInput, options as checkOptions, textInput } from './args.js';
 import { loaders } from './safetensors.js';
 import { OwnedHandle } from './handle_module.js';
 
@@ -369,7 +369,12 @@ export class Tokenizer extends OwnedHandle {
     this._live(fn);
     const { skipSpecialTokens = false } = checkOptions(fn, options, ['skipSpecialTokens']);
     boolean(fn, 'skipSpecialTokens', skipSpecialTokens);
-    const list = Array.from(ids?.data ?? ids ?? []);
+    const given = idsInput(fn, 'ids', ids);
+    if (given.dims.length !== 1) {
+      throw new AttnkitError(`${fn}: ids must be one sequence ([length]), got dims ${JSON.stringify(given.dims)}; ` +
+        'decode each row of a batch on its own', { code: 'ERR_SHAPE_MISMATCH', argument: 'ids' });
+    }
+    const list = given.data;
     const parts = [];
     for (const id of list) {
       if (!Number.isInteger(id) || id < 0 || id >= this.vocab.length) {
