@@ -1,24 +1,42 @@
 #include "attnkit/norm.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attnkit {
 
+void layer_norm_statistics(const float* x, int dim, float eps, float& mean, float& rstd) {
+  double sum = 0;
+  for (int i = 0; i < dim; ++i) sum += x[i];
+  const double m = sum / dim;
+  double sq = 0;
+  for (int i = 0; i < dim; ++i) sq += (x[i] - m) * (x[i] - m);
+  mean = static_cast<float>(m);
+  rstd = 1.0f / std::sqrt(static_cast<float>(sq / dim) + eps);
+  if (rstd == 0.0f && std::isfinite(mean)) {
+    float lo = x[0], hi = x[0];
+    for (int i = 1; i < dim; ++i) lo = std::min(lo, x[i]), hi = std::max(hi, x[i]);
+    if (std::isinf(hi - lo)) mean = rstd = std::numeric_limits<float>::quiet_NaN();
+  }
+}
+
 namespace ref {
+// Statistics in double (exact enough to be the reference), then PyTorch's float32 arithmetic:
+// the variance (or mean square) is a float32, +inf once it leaves the range, and the output is
+// x * scale + bias with the mean folded into the bias. So the special values are PyTorch's:
+// NaN/inf in a row make it NaN, eps = 0 on a constant row is inf - inf = NaN, an overflowing
+// variance gives rstd = 0, and a row whose spread overflows float32 is NaN (see row_norm.hpp).
 void layer_norm(float* out, const float* x, std::size_t rows, int dim, const float* gamma,
                 const float* beta, float eps) {
   for (std::size_t r = 0; r < rows; ++r) {
     const float* xr = x + r * dim;
     float* yr = out + r * dim;
-    double sum = 0;
-    for (int i = 0; i < dim; ++i) sum += xr[i];
-    const double mean = sum / dim;
-    double sq = 0;
-    for (int i = 0; i < dim; ++i) sq += (xr[i] - mean) * (xr[i] - mean);
-    const double rstd = 1.0 / std::sqrt(sq / dim + eps);
+    float mean, rstd;
+    layer_norm_statistics(xr, dim, eps, mean, rstd);
     for (int i = 0; i < dim; ++i) {
-      const double g = gamma ? gamma[i] : 1.0, b = beta ? beta[i] : 0.0;
-      yr[i] = static_cast<float>((xr[i] - mean) * rstd * g + b);
+      const float g = gamma ? gamma[i] : 1.0f, b = beta ? beta[i] : 0.0f;
+      yr[i] = (xr[i] * rstd - mean * rstd) * g + b;
     }
   }
 }
@@ -29,8 +47,8 @@ void rms_norm(float* out, const float* x, std::size_t rows, int dim, const float
     float* yr = out + r * dim;
     double sq = 0;
     for (int i = 0; i < dim; ++i) sq += static_cast<double>(xr[i]) * xr[i];
-    const double rrms = 1.0 / std::sqrt(sq / dim + eps);
-    for (int i = 0; i < dim; ++i) yr[i] = static_cast<float>(xr[i] * rrms * (weight ? weight[i] : 1.0));
+    const float rrms = 1.0f / std::sqrt(static_cast<float>(sq) / dim + eps);  // HF: float32 mean of x^2
+    for (int i = 0; i < dim; ++i) yr[i] = xr[i] * rrms * (weight ? weight[i] : 1.0f);
   }
 }
 }  // namespace ref

@@ -13,6 +13,10 @@ namespace attnkit {
 //   variance var_r = mean((x[r] - mean_r)^2). The SIMD build takes E[x^2] - E[x]^2 from one
 //   sweep while mean^2 <= 8 var (at most 3 bits lost) and a second sweep about the mean beyond,
 //   so a large common offset in a row never cancels the variance away.
+//   Special values are PyTorch's: the output is computed as x * rstd - mean * rstd (PyTorch's
+//   x * scale + bias), the variance is a float32 (+inf past its range, so rstd = 0), and a row
+//   whose spread max - min overflows float32 is NaN (PyTorch's float32 Welford update overflows
+//   there); NaN or an infinity in a row makes it NaN, eps = 0 on a constant row gives NaN.
 Status layer_norm(float* out, const float* x, std::size_t rows, int dim, const float* gamma,
                   const float* beta, double eps);
 
@@ -23,6 +27,11 @@ Status rms_norm(float* out, const float* x, std::size_t rows, int dim, const flo
 
 // Shared argument checks (also used by the fused embedding module).
 Status check_norm(double rows, double dim, double eps);
+
+// A row's LayerNorm statistics the careful way: sums in double, then the float32 mean and
+// rstd = 1 / sqrt(float32 variance + eps) with the overflow rules above. The reference uses it
+// for every row, the SIMD kernel for rows whose float32 statistics overflowed.
+void layer_norm_statistics(const float* x, int dim, float eps, float& mean, float& rstd);
 
 namespace ref {
 void layer_norm(float* out, const float* x, std::size_t rows, int dim, const float* gamma,

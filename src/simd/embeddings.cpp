@@ -77,7 +77,7 @@ static void normalize_row(float* y, const EmbeddingsView& w, float sum, float su
     layer_norm_stats<A>(y, w.dim, sum, sumsq, w.eps, mean, rstd);
     row_affine<A>::template apply<true, true>(y, y, w.dim, mean, rstd, w.gamma, w.beta);
   } else if (w.norm == NormKind::rms_norm) {
-    row_affine<A>::template apply<true, false>(y, y, w.dim, 0.0f, 1.0f / std::sqrt(sumsq / w.dim + w.eps), w.gamma,
+    row_affine<A>::template apply<true, false, false>(y, y, w.dim, 0.0f, 1.0f / std::sqrt(sumsq / w.dim + w.eps), w.gamma,
                                                nullptr);
   }
 }

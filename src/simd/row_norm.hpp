@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <xsimd/xsimd.hpp>
+
+#include "attnkit/norm.hpp"
 
 namespace attnkit::simd {
 
@@ -44,7 +47,9 @@ struct row_sum {
 
 template <class Arch>
 struct row_affine {
-  // y[i] = (x[i] - mean) * rstd * gamma[i] + beta[i]; gamma/beta may be null (1, 0). The null
+  // y[i] = (x[i] * rstd - mean * rstd) * gamma[i] + beta[i]; gamma/beta may be null (1, 0). The
+  // order is PyTorch's (x * scale + bias with the mean folded into the bias), which decides the
+  // special values: a constant row of 3e38, or eps = 0 on a constant row, is inf - inf = NaN. The null
   // checks pick a loop once per row: branches inside the loop measured 20 % slower in V8.
   void operator()(Arch, float* y, const float* x, int dim, float mean, float rstd, const float* gamma,
                   const float* beta) const {
@@ -56,14 +61,16 @@ struct row_affine {
 
   // One variant, for callers that know which of gamma/beta exist (the fused embedding row keeps
   // its hot loop to a single variant: V8 allocates registers worse in a function holding all four).
-  template <bool G, bool B>
+  // M = false: no mean at all (RMSNorm), so that rstd = inf times a zero mean is no NaN.
+  template <bool G, bool B, bool M = true>
   static void apply(float* y, const float* x, int dim, float mean, float rstd, const float* gamma,
                    const float* beta) {
     using bf = xsimd::batch<float, Arch>;
     constexpr int N = static_cast<int>(bf::size);
-    const bf m(mean), r(rstd);
+    const bf mr(M ? mean * rstd : 0.0f), r(rstd);
     auto at = [&](int i) {
-      bf v = (bf::load_unaligned(x + i) - m) * r;
+      bf v = bf::load_unaligned(x + i) * r;
+      if (M) v -= mr;
       if (G) v *= bf::load_unaligned(gamma + i);
       if (B) v += bf::load_unaligned(beta + i);
       v.store_unaligned(y + i);
@@ -75,7 +82,7 @@ struct row_affine {
     }
     for (; i + N <= dim; i += N) at(i);
     for (; i < dim; ++i) {
-      float v = (x[i] - mean) * rstd;
+      float v = M ? x[i] * rstd - mean * rstd : x[i] * rstd;
       if (G) v *= gamma[i];
       if (B) v += beta[i];
       y[i] = v;
@@ -87,6 +94,11 @@ struct row_affine {
 // about 0 by the caller's first sweep). E[x^2] - E[x]^2 loses at most 3 bits while
 // mean^2 <= 8 var; beyond that (a large common offset) it would cancel, so the statistics are
 // taken again about the mean in a second sweep over the (cache-resident) row.
+//
+// At the float32 extremes the statistics overflow as PyTorch's do: a variance beyond float32's
+// range is +inf, so rstd = 0; and a row whose spread (max - min) itself overflows normalises to
+// NaN, as PyTorch's float32 Welford update (x - running mean) overflows there. A sum of squares
+// that overflowed about 0 is taken again about the mean before it is believed.
 template <class Arch>
 inline void layer_norm_stats(const float* x, int dim, float sum, float sumsq, float eps, float& mean,
                              float& rstd) {
@@ -98,6 +110,9 @@ inline void layer_norm_stats(const float* x, int dim, float sum, float sumsq, fl
     var = sumsq / dim - d * d;
     mean += d;
   }
+  // Rare: float32 sums that overflowed (or NaN / inf in the row). The reference's statistics
+  // then decide, with PyTorch's overflow rules (attnkit/norm.hpp).
+  if (!std::isfinite(var) || !std::isfinite(mean)) return layer_norm_statistics(x, dim, eps, mean, rstd);
   rstd = 1.0f / std::sqrt(std::max(var, 0.0f) + eps);
 }
 
@@ -115,7 +130,8 @@ inline void rms_norm_row(float* y, const float* x, int dim, const float* weight,
   float sum, sumsq;
   row_sum<Arch>{}(Arch{}, x, dim, 0.0f, sum, sumsq);
   const float rrms = 1.0f / std::sqrt(sumsq / dim + eps);
-  row_affine<Arch>{}(Arch{}, y, x, dim, 0.0f, rrms, weight, nullptr);
+  if (weight) row_affine<Arch>::template apply<true, false, false>(y, x, dim, 0.0f, rrms, weight, nullptr);
+  else row_affine<Arch>::template apply<false, false, false>(y, x, dim, 0.0f, rrms, nullptr, nullptr);
 }
 
 }  // namespace attnkit::simd

@@ -2,7 +2,7 @@
 // values drawn from the input, special values included (NaN, +-inf, +-3e38, subnormals,
 // finfo.min). Attention through the dispatcher (attnkit::attention) must give the reference's
 // result: NaN where it has NaN, the same infinities, finite values within float32 tolerance.
-// The first byte picks the kernel: attention, activation, linear.
+// The first byte picks the kernel: attention, activation, linear, LayerNorm / RMSNorm.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +13,7 @@
 #include "attnkit/activation.hpp"
 #include "attnkit/attention.hpp"
 #include "attnkit/linear.hpp"
+#include "attnkit/norm.hpp"
 
 namespace {
 
@@ -144,14 +145,47 @@ void linear_case(Input& in) {
   }
 }
 
+void norm_case(Input& in) {
+  using namespace attnkit;
+  const int rows = in.pick(0, 4), dim = in.pick(1, 21);
+  const bool rms = in.byte() & 1;
+  const float eps = in.byte() & 1 ? 0.f : 1e-5f;
+  auto x = in.values(static_cast<std::size_t>(rows) * dim);
+  auto g = in.values(dim), b = in.values(dim);
+  std::vector<float> y(x.size()), want(x.size());
+  if (rms) {
+    ref::rms_norm(want.data(), x.data(), rows, dim, g.data(), eps);
+    simd::rms_norm(y.data(), x.data(), rows, dim, g.data(), eps);
+  } else {
+    ref::layer_norm(want.data(), x.data(), rows, dim, g.data(), b.data(), eps);
+    simd::layer_norm(y.data(), x.data(), rows, dim, g.data(), b.data(), eps);
+  }
+  // Statistics in float (SIMD) and double (reference) round apart; the kinds must agree, and the
+  // values where no row holds a huge finite number (whose float sums round far apart).
+  bool huge = false;
+  for (float t : x) huge |= std::isfinite(t) && std::fabs(t) >= 1e15f;
+  // An infinite weight or bias turns a rounding-level difference of (x - mean) into inf versus
+  // NaN (its sign, or 0 * inf), so such rows are not compared.
+  for (const auto* v : {&g, &b})
+    for (float t : *v) {
+      if (!std::isfinite(t)) return;
+      huge |= std::fabs(t) >= 1e15f;
+    }
+  if (!huge) expect_same(y.data(), want.data(), y.size(), 2e-3f);
+  else
+    for (std::size_t i = 0; i < y.size(); ++i)
+      if (std::isnan(y[i]) != std::isnan(want[i])) mismatch(i, y[i], want[i]);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   Input in{data, size};
-  switch (in.byte() % 3) {
+  switch (in.byte() % 4) {
     case 0: attention_case(in); break;
     case 1: activation_case(in); break;
-    default: linear_case(in); break;
+    case 2: linear_case(in); break;
+    default: norm_case(in); break;
   }
   return 0;
 }

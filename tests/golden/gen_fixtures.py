@@ -1017,8 +1017,102 @@ def models():
     write("models.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__, "cases": cases})
 
 
+# -------------------------------------------------------------------------------- special values
+def special_list(t):
+    """Floats with NaN and the infinities as the strings "nan", "inf", "-inf" (JSON has no such numbers)."""
+    out = []
+    for x in t.detach().to(torch.float32).reshape(-1).tolist():
+        out.append("nan" if math.isnan(x) else "inf" if x == math.inf else "-inf" if x == -math.inf else float(x))
+    return out
+
+
+def special_values():
+    """NaN, +-inf, +-3e38, subnormals, finfo.min masks and zero eps through attention, the
+    activations, the norms and linear, as PyTorch computes them (nn.MultiheadAttention's order: q is
+    scaled first, masks are an additive 0 / -inf bias). A row whose scores are all -inf is zeros,
+    attnkit's one documented difference (torch gives NaN there)."""
+    F = torch.nn.functional
+    nan, inf, big, tiny = float("nan"), float("inf"), 3e38, 1e-40
+    fmin = torch.finfo(torch.float32).min
+    g = torch.Generator().manual_seed(11)
+    L, d = 4, 3
+
+    def rnd(*shape):
+        return torch.randn(*shape, generator=g)
+
+    def attn(q, k, v, bias):
+        scale = 1 / math.sqrt(d)
+        scores = (q * scale) @ k.transpose(-1, -2) + bias
+        w = torch.softmax(scores, dim=-1)
+        dead = (scores == -inf).all(dim=-1, keepdim=True)
+        w = torch.where(dead, torch.zeros_like(w), w)
+        return w @ v, w
+
+    causal = torch.triu(torch.full((L, L), -inf), diagonal=1)
+    att = []
+
+    def case(name, q=None, k=None, v=None, mask=None, is_causal=False):
+        q = rnd(1, 1, L, d) if q is None else q
+        k = rnd(1, 1, L, d) if k is None else k
+        v = rnd(1, 1, L, d) if v is None else v
+        bias = torch.zeros(L, L) if mask is None else mask.clone()
+        if is_causal:
+            bias = bias + causal
+        out, w = attn(q, k, v, bias)
+        att.append({"name": name, "dims": [1, 1, L, d], "q": special_list(q), "k": special_list(k), "v": special_list(v),
+                    "mask": None if mask is None else special_list(mask), "causal": is_causal,
+                    "out": special_list(out), "weights": special_list(w)})
+
+    def with_value(t, index, value):
+        t = t.clone()
+        t.view(-1)[index] = value
+        return t
+
+    case("NaN in a key", k=with_value(rnd(1, 1, L, d), 4, nan))
+    case("NaN in a future key, causal", k=with_value(rnd(1, 1, L, d), 3 * d, nan), is_causal=True)
+    case("+inf in a query", q=with_value(rnd(1, 1, L, d), 2, inf))
+    case("-inf in a key", k=with_value(rnd(1, 1, L, d), 1, -inf))
+    case("q.k overflows", q=torch.full((1, 1, L, d), big), k=torch.full((1, 1, L, d), big))
+    case("NaN additive mask", mask=with_value(torch.zeros(L, L), 5, nan))
+    case("+inf additive mask", mask=with_value(torch.zeros(L, L), 6, inf))
+    case("finfo.min mask row", mask=torch.zeros(L, L).index_fill_(0, torch.tensor([1]), fmin))
+    case("finfo.min padding", mask=torch.zeros(L, L).index_fill_(1, torch.tensor([3]), fmin))
+    case("finfo.min everywhere, causal", mask=torch.full((L, L), fmin), is_causal=True)
+    case("NaN in a value behind the causal limit", v=with_value(rnd(1, 1, L, d), 3 * d + 1, nan), is_causal=True)
+    case("+inf in a value", v=with_value(rnd(1, 1, L, d), 2, inf))
+    case("subnormal queries and keys", q=torch.full((1, 1, L, d), tiny), k=torch.full((1, 1, L, d), tiny))
+    case("a row fully masked with -inf", mask=torch.zeros(L, L).index_fill_(0, torch.tensor([2]), -inf))
+    case("3e38 values", v=torch.full((1, 1, L, d), big))
+
+    xs = torch.tensor([nan, inf, -inf, big, -big, tiny, -tiny, 0.0, -0.0, 88.0, -88.0, 1.0, -1.0, 20.0, -20.0])
+    acts = [{"kind": "relu", "out": special_list(F.relu(xs))},
+            {"kind": "gelu", "out": special_list(F.gelu(xs))},
+            {"kind": "gelu_tanh", "out": special_list(F.gelu(xs, approximate="tanh"))},
+            {"kind": "silu", "out": special_list(F.silu(xs))}]
+
+    rows = torch.tensor([[big, -big, 1.0, 2.0], [big, big, big, big], [nan, 1.0, 2.0, 3.0], [inf, 1.0, 2.0, 3.0],
+                         [-inf, 1.0, 2.0, 3.0], [1.0, 1.0, 1.0, 1.0], [tiny, -tiny, tiny, 0.0], [1e20, -1e20, 3.0, 4.0]])
+    norms = []
+    for eps in (1e-5, 0.0):
+        norms.append({"kind": "layerNorm", "eps": eps, "x": special_list(rows), "dims": list(rows.shape),
+                      "out": special_list(F.layer_norm(rows, (4,), eps=eps))})
+        variance = rows.pow(2).mean(-1, keepdim=True)
+        norms.append({"kind": "rmsNorm", "eps": eps, "x": special_list(rows), "dims": list(rows.shape),
+                      "out": special_list(rows * torch.rsqrt(variance + eps))})
+
+    x = torch.tensor([[nan, 1.0, 2.0], [inf, 1.0, 0.0], [1.0, -inf, 2.0], [1.0, 2.0, 3.0]])
+    w = torch.tensor([[1.0, 2.0, 3.0], [0.0, 1.0, -1.0]])
+    wi = torch.tensor([[inf, 1.0, 1.0], [1.0, 1.0, 1.0]])
+    lin = [{"x": special_list(x), "w": special_list(w), "dims": [4, 3, 2], "out": special_list(F.linear(x, w))},
+           {"x": special_list(x[3:]), "w": special_list(wi), "dims": [1, 3, 2], "out": special_list(F.linear(x[3:], wi))}]
+
+    write("special_values.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__,
+                                  "attention": att, "activations": {"x": special_list(xs), "cases": acts},
+                                  "norms": norms, "linear": lin})
+
+
 if __name__ == "__main__":
     which = sys.argv[1:] or ["positional", "embedding", "embeddings", "attention", "rotary", "modules", "safetensors",
-                                "models"]
+                                "models", "special_values"]
     for name in which:
         globals()[name]()
