@@ -33,10 +33,10 @@ int safetensors_index_raw(uintptr_t, uintptr_t header, double header_length, dou
 
 std::string last_safetensors_index() { return g_safetensors_index; }
 
-// count little-endian values of dtype (0 F32, 1 F16, 2 BF16) -> float32.
+// count little-endian values of a float dtype (0 F32, 1 F16, 2 BF16, 3 F64) -> float32.
 int to_float32_raw(uintptr_t slot, uintptr_t src, double count, int dtype) {
   Status s = check_integer("count", count, 0, kMaxOutputElements);
-  if (s.ok() && (dtype < 0 || dtype > 2)) s = Status::error(Code::invalid_argument, "dtype", "unknown dtype");
+  if (s.ok() && (dtype < 0 || dtype > 3)) s = Status::error(Code::invalid_argument, "dtype", "unknown dtype");
   if (!s.ok()) return fail(std::move(s));
   return with_result(slot, static_cast<std::size_t>(count), [&](float* out) {
     convert_to_float32(out, in<void>(src), static_cast<std::size_t>(count), static_cast<TensorDType>(dtype));

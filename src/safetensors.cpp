@@ -13,7 +13,6 @@ Status bad(const std::string& argument, const std::string& message) {
   return Status::error(Code::invalid_argument, argument, "safetensors: " + message);
 }
 
-int dtype_size(TensorDType d) { return d == TensorDType::f32 ? 4 : 2; }
 
 float half_to_float(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
@@ -39,7 +38,26 @@ float half_to_float(uint16_t h) {
   return f;
 }
 
+struct DTypeName {
+  const char* name;
+  TensorDType dtype;
+  int size;
+};
+constexpr DTypeName kDTypes[] = {
+    {"F32", TensorDType::f32, 4}, {"F16", TensorDType::f16, 2},   {"BF16", TensorDType::bf16, 2},
+    {"F64", TensorDType::f64, 8}, {"I64", TensorDType::i64, 8},   {"I32", TensorDType::i32, 4},
+    {"I16", TensorDType::i16, 2}, {"I8", TensorDType::i8, 1},     {"U8", TensorDType::u8, 1},
+    {"BOOL", TensorDType::boolean, 1}, {"U16", TensorDType::u16, 2}, {"U32", TensorDType::u32, 4},
+    {"U64", TensorDType::u64, 8},
+};
+
 }  // namespace
+
+int dtype_size(TensorDType d) {
+  for (const auto& t : kDTypes)
+    if (t.dtype == d) return t.size;
+  return 0;
+}
 
 int json_depth(const char* text, std::size_t length, int limit) {
   int depth = 0, deepest = 0;
@@ -103,10 +121,14 @@ Status parse_safetensors_header(const char* header, uint64_t header_length, uint
     const auto dt = e.find("dtype");
     if (dt == e.end() || !dt->is_string()) return bad(name + ".dtype", where + " has no dtype string");
     const std::string d = dt->get<std::string>();
-    if (d == "F32") t.dtype = TensorDType::f32;
-    else if (d == "F16") t.dtype = TensorDType::f16;
-    else if (d == "BF16") t.dtype = TensorDType::bf16;
-    else return bad(name + ".dtype", where + " has dtype '" + d + "'; supported: F32, F16, BF16");
+    const DTypeName* known = nullptr;
+    for (const auto& k : kDTypes)
+      if (d == k.name) known = &k;
+    if (!known) {
+      return bad(name + ".dtype", where + " has dtype '" + d +
+                                      "'; supported: F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL");
+    }
+    t.dtype = known->dtype;
     const auto sh = e.find("shape");
     if (sh == e.end() || !sh->is_array()) return bad(name + ".shape", where + " has no shape array");
     double elements = 1;
@@ -131,7 +153,7 @@ Status parse_safetensors_header(const char* header, uint64_t header_length, uint
                                              std::to_string(end) + "] outside the " + std::to_string(data_size) +
                                              " bytes of data");
     }
-    const uint64_t expected = t.elements * dtype_size(t.dtype);
+    const uint64_t expected = t.elements * static_cast<uint64_t>(dtype_size(t.dtype));
     if (end - begin != expected) {
       return bad(name + ".data_offsets", where + " spans " + std::to_string(end - begin) + " bytes but its shape and " +
                                              d + " need " + std::to_string(expected));
@@ -164,7 +186,13 @@ std::string safetensors_index_json(const SafetensorsIndex& index) {
 void convert_to_float32(float* out, const void* src, std::size_t count, TensorDType dtype) {
   const auto* bytes = static_cast<const uint8_t*>(src);
   for (std::size_t i = 0; i < count; ++i) {
-    if (dtype == TensorDType::f32) {
+    if (dtype == TensorDType::f64) {
+      uint64_t bits = 0;
+      for (int b = 7; b >= 0; --b) bits = bits << 8 | bytes[8 * i + b];
+      double d;
+      std::memcpy(&d, &bits, 8);
+      out[i] = static_cast<float>(d);
+    } else if (dtype == TensorDType::f32) {
       uint32_t bits = bytes[4 * i] | bytes[4 * i + 1] << 8 | bytes[4 * i + 2] << 16 | static_cast<uint32_t>(bytes[4 * i + 3]) << 24;
       std::memcpy(out + i, &bits, 4);
     } else {

@@ -21,9 +21,13 @@ export class AttnkitError extends Error {
 }
 
 /** A dense tensor: the same shape of object as onnxruntime-web's and transformers.js's. */
-export class Tensor<T extends Float32Array | Int32Array | Uint8Array = Float32Array> {
-  constructor(type: 'float32' | 'int32' | 'bool', data: T, dims: number[]);
-  readonly type: 'float32' | 'int32';
+/** Element types: float32 results, int32 ids, bool masks, and the integer dtypes of .safetensors files. */
+export type TensorType = 'float32' | 'int32' | 'bool' | 'int64' | 'int16' | 'int8' | 'uint8' | 'uint16' | 'uint32' | 'uint64';
+export type TensorData = Float32Array | Int32Array | Uint8Array | BigInt64Array | Int16Array | Int8Array | Uint16Array | Uint32Array | BigUint64Array;
+
+export class Tensor<T extends TensorData = Float32Array> {
+  constructor(type: TensorType, data: T, dims: number[]);
+  readonly type: TensorType;
   readonly data: T;
   readonly dims: number[];
   /** Number of elements. */
@@ -293,7 +297,7 @@ export class EncoderLayer {
 
 export interface DecoderLayerOptions extends EncoderLayerOptions {
   /** The attention over the memory (defaults: the self-attention's heads and bias, kdim = vdim = dim). */
-  crossAttention?: { numHeads?: number; numKvHeads?: number; headDim?: number; kdim?: number; vdim?: number; bias?: boolean; outBias?: boolean };
+  crossAttention?: { numHeads?: number; numKvHeads?: number; headDim?: number; kdim?: number; vdim?: number; bias?: boolean; outBias?: boolean; weightLayout?: 'outIn' | 'inOut'; scale?: number };
 }
 
 export interface DecoderLayerForwardOptions extends Omit<MultiHeadAttentionForwardOptions, 'key' | 'value'> {
@@ -383,8 +387,13 @@ export class Tokenizer {
 type TextSource = string | ArrayBuffer | ArrayBufferView | Response | object;
 
 export interface Safetensors {
-  /** Every tensor as float32 (F16 and BF16 converted exactly). */
-  tensors: { [name: string]: Tensor<Float32Array> };
+  /**
+   * Floating-point tensors as float32 (F16 and BF16 converted exactly, F64 rounded); integer and
+   * BOOL tensors as they are: I64 'int64' (BigInt64Array), I32 'int32', I16 'int16', I8 'int8',
+   * U8 'uint8', BOOL 'bool' (Uint8Array 0/1), U16 'uint16', U32 'uint32', U64 'uint64'
+   * (BigUint64Array). A null-prototype object: any tensor name is a key, '__proto__' included.
+   */
+  tensors: { [name: string]: Tensor<TensorData> };
   metadata: { [key: string]: string };
 }
 

@@ -47,6 +47,14 @@ function bytesOf(fn, source) {
   });
 }
 
+// The dtypes by the C++ TensorDType number: floating-point ones come back as float32 tensors
+// (F16, BF16 and F64 converted in wasm), integer ones as integer tensors of their own width.
+const INTEGER_DTYPES = {
+  4: ['int64', BigInt64Array], 5: ['int32', Int32Array], 6: ['int16', Int16Array], 7: ['int8', Int8Array],
+  8: ['uint8', Uint8Array], 9: ['bool', Uint8Array], 10: ['uint16', Uint16Array], 11: ['uint32', Uint32Array],
+  12: ['uint64', BigUint64Array],
+};
+
 // Parses a whole file with the loaders module `heap`: {tensors: {name: Tensor}, metadata}.
 function parse(heap, fn, u8) {
   const size = u8.length;
@@ -58,14 +66,20 @@ function parse(heap, fn, u8) {
   for (const t of index.tensors) {
     const raw = u8.subarray(t.begin, t.end);
     const count = t.shape.reduce((a, b) => a * b, 1);
-    let data;
-    if (t.dtype === 0) {
-      data = new Float32Array(count);
+    const integer = INTEGER_DTYPES[t.dtype];
+    let data, type = 'float32';
+    if (integer) {
+      const [name, Type] = integer;
+      type = name;
+      data = new Type(count);
       new Uint8Array(data.buffer).set(raw); // a copy: the file's bytes may sit at any alignment
+    } else if (t.dtype === 0) {
+      data = new Float32Array(count);
+      new Uint8Array(data.buffer).set(raw);
     } else {
       data = heap._withInputs([raw], ([p]) => heap._call(fn, '_toFloat32', [p, count, t.dtype]));
     }
-    tensors[t.name] = new Tensor('float32', data, t.shape);
+    tensors[t.name] = new Tensor(type, data, t.shape);
   }
   return { tensors, metadata: index.metadata };
 }

@@ -13,7 +13,14 @@
 
 namespace attnkit {
 
-enum class TensorDType : int { f32 = 0, f16 = 1, bf16 = 2 };
+// Every dtype of the format; the numbers are what the JavaScript loader reads.
+enum class TensorDType : int {
+  f32 = 0, f16 = 1, bf16 = 2, f64 = 3, i64 = 4, i32 = 5, i16 = 6, i8 = 7, u8 = 8, boolean = 9,
+  u16 = 10, u32 = 11, u64 = 12,
+};
+
+// Bytes per element of a dtype.
+int dtype_size(TensorDType dtype);
 
 struct SafetensorsEntry {
   std::string name;
@@ -36,8 +43,8 @@ constexpr int kMaxJsonDepth = 64;
 
 // Validates and indexes a header. `header` holds the N JSON bytes; `header_length` is N as read
 // from the file's first 8 bytes; `file_size` is the whole file's size. Checks: N within the limit
-// and the file; valid JSON no deeper than kMaxJsonDepth; every entry with a known dtype (F32, F16,
-// BF16), a shape of non-negative integers and data_offsets [begin, end] inside the data with
+// and the file; valid JSON no deeper than kMaxJsonDepth; every entry with a known dtype (F64, F32,
+// F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL), a shape of non-negative integers and data_offsets [begin, end] inside the data with
 // end - begin = elements x dtype size; no two tensors overlapping; __metadata__ string to string.
 // Errors name the tensor and the field.
 Status parse_safetensors_header(const char* header, uint64_t header_length, uint64_t file_size, SafetensorsIndex& out);
@@ -45,11 +52,12 @@ Status parse_safetensors_header(const char* header, uint64_t header_length, uint
 // Checks the 8-byte length prefix against the file size before the header is read.
 Status check_safetensors_prefix(uint64_t header_length, uint64_t file_size);
 
-// Converts `count` little-endian values of `dtype` to float32 (F16 with subnormals, infinities
-// and NaN; BF16 by widening the bits).
+// Converts `count` little-endian values of a floating-point `dtype` (F32, F16, BF16, F64) to
+// float32 (F16 with subnormals, infinities and NaN; BF16 by widening the bits; F64 rounded to
+// nearest, overflowing to infinity as a cast does).
 void convert_to_float32(float* out, const void* src, std::size_t count, TensorDType dtype);
 
-// The index as JSON: {"tensors": [{"name", "dtype" (0 F32, 1 F16, 2 BF16), "shape", "begin",
+// The index as JSON: {"tensors": [{"name", "dtype" (a TensorDType number), "shape", "begin",
 // "end"}], "metadata": {...}} (what the JavaScript loader reads).
 std::string safetensors_index_json(const SafetensorsIndex& index);
 

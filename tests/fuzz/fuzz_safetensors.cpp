@@ -17,7 +17,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   std::vector<float> out;
   for (const auto& t : index.tensors) {
     if (t.end > size || t.begin > t.end) __builtin_trap();  // the header check promised this
-    if (t.dtype != TensorDType::f16 && t.dtype != TensorDType::bf16 && t.dtype != TensorDType::f32) continue;
+    if (t.dtype != TensorDType::f16 && t.dtype != TensorDType::bf16 && t.dtype != TensorDType::f32 &&
+        t.dtype != TensorDType::f64) {
+      continue;  // integer dtypes are copied as they are by the JavaScript loader
+    }
     out.resize(t.elements);
     convert_to_float32(out.data(), data + t.begin, t.elements, t.dtype);
   }

@@ -765,7 +765,9 @@ def modules():
 
 
 # ---------------------------------------------------------------------------------- safetensors
-ST_NAMES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}
+ST_NAMES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16", torch.float64: "F64",
+            torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8",
+            torch.bool: "BOOL"}
 
 
 def write_safetensors(path, tensors, metadata):
@@ -774,7 +776,8 @@ def write_safetensors(path, tensors, metadata):
     import struct
     header, blobs, offset = {"__metadata__": metadata}, [], 0
     for name, t in tensors.items():
-        raw = t.contiguous().view(torch.int16).numpy().tobytes() if t.dtype != torch.float32 \
+        # numpy has no bfloat16: its bits go out as int16; every other dtype as numpy writes it
+        raw = t.contiguous().view(torch.int16).numpy().tobytes() if t.dtype == torch.bfloat16 \
             else t.contiguous().numpy().tobytes()
         header[name] = {"dtype": ST_NAMES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
         blobs.append(raw)
@@ -812,6 +815,33 @@ def safetensors():
                                                "values": [x if not math.isinf(x) else ("Infinity" if x > 0 else "-Infinity")
                                                           for x in f32list(t.float())]}
                                            for k, t in tensors.items()}})
+
+
+def safetensors_dtypes():
+    """Every dtype torch can write to .safetensors, in one file: the loader returns floating-point
+    tensors as float32 (torch's own conversion is the expected value) and integer ones as they are."""
+    tensors = {
+        "f64": torch.tensor([1.0, -2.5, 1e-300, 1e300, 3.141592653589793], dtype=torch.float64),
+        "i64": torch.tensor([0, 1, -1, 2**53 + 1, -(2**62), 2**63 - 1], dtype=torch.int64),
+        "embeddings.position_ids": torch.arange(6, dtype=torch.int64).unsqueeze(0),
+        "i32": torch.tensor([[0, -7], [2**31 - 1, -(2**31)]], dtype=torch.int32),
+        "i16": torch.tensor([-32768, 32767, 5], dtype=torch.int16),
+        "i8": torch.tensor([-128, 127, -1], dtype=torch.int8),
+        "u8": torch.tensor([0, 255, 17], dtype=torch.uint8),
+        "mask": torch.tensor([[True, False, True]]),
+        "f16": torch.tensor([1.5, -0.0], dtype=torch.float16),
+    }
+    path = os.path.normpath(os.path.join(OUT, "dtypes.safetensors"))
+    write_safetensors(path, tensors, {"format": "pt"})
+    expected = {}
+    for k, t in tensors.items():
+        if t.is_floating_point():
+            values = [x if math.isfinite(x) else ("Infinity" if x > 0 else "-Infinity") for x in f32list(t.float())]
+        else:
+            values = [str(int(x)) for x in t.reshape(-1).tolist()]  # as strings: int64 exceeds a double
+        expected[k] = {"dtype": ST_NAMES[t.dtype], "shape": list(t.shape), "values": values}
+    write("safetensors_dtypes.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__,
+                                      "file": "dtypes.safetensors", "tensors": expected})
 
 
 # ---------------------------------------------------------------------------------------- models
@@ -1113,6 +1143,6 @@ def special_values():
 
 if __name__ == "__main__":
     which = sys.argv[1:] or ["positional", "embedding", "embeddings", "attention", "rotary", "modules", "safetensors",
-                                "models", "special_values"]
+                                "safetensors_dtypes", "models", "special_values"]
     for name in which:
         globals()[name]()

@@ -83,7 +83,9 @@ TEST(Safetensors, RejectsHostileHeaders) {
   EXPECT_EQ(arg("{\"a\": ", 0), "header");
   EXPECT_EQ(arg("[1, 2]", 0), "header");
   EXPECT_EQ(arg(std::string(100, '[') + std::string(100, ']'), 0), "header");  // deep nesting
-  EXPECT_EQ(arg(R"({"a": {"dtype": "I64", "shape": [1], "data_offsets": [0, 8]}})", 8), "a.dtype");
+  EXPECT_EQ(arg(R"({"a": {"dtype": "I64", "shape": [1], "data_offsets": [0, 8]}})", 8), "");
+  EXPECT_EQ(arg(R"({"a": {"dtype": "I64", "shape": [2], "data_offsets": [0, 8]}})", 8), "a.data_offsets");
+  EXPECT_EQ(arg(R"({"a": {"dtype": "F8_E4M3", "shape": [1], "data_offsets": [0, 1]}})", 1), "a.dtype");
   EXPECT_EQ(arg(R"({"a": {"shape": [1], "data_offsets": [0, 4]}})", 4), "a.dtype");
   EXPECT_EQ(arg(R"({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}})", 4), "a.shape");
   EXPECT_EQ(arg(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}})", 4), "a.data_offsets");

@@ -39,6 +39,20 @@ for (const ak of [simd, scalar]) {
     }
   });
 
+  test(`${ak.backend}: every dtype torch writes is read: floats as float32, integers as they are`, async () => {
+    const dt = fixture('safetensors_dtypes.json');
+    const { tensors } = await ak.loadSafetensors(fs.readFileSync(path.join(ROOT, 'tests/fixtures', dt.file)));
+    const types = { F64: 'float32', F16: 'float32', I64: 'int64', I32: 'int32', I16: 'int16', I8: 'int8', U8: 'uint8', BOOL: 'bool' };
+    for (const [name, want] of Object.entries(dt.tensors)) {
+      const t = tensors[name];
+      assert.equal(t.type, types[want.dtype], name);
+      assert.deepEqual(t.dims, want.shape, name);
+      if (t.type === 'float32') assert.deepEqual(Array.from(t.data), want.values.map(value), name);
+      else assert.deepEqual(Array.from(t.data, (x) => String(typeof x === 'bigint' ? x : Number(x))), want.values, name);
+    }
+    assert.ok(tensors.i64.data instanceof BigInt64Array && tensors.mask.data instanceof Uint8Array);
+  });
+
   test(`${ak.backend}: loadSafetensors streams a Response with progress`, async () => {
     const seen = [];
     const response = new Response(new Blob([file]).stream(), { headers: { 'content-length': String(file.length) } });
@@ -59,7 +73,8 @@ for (const ak of [simd, scalar]) {
       [file.subarray(0, 100), 'headerLength', /runs past the end/],
       [build(null, 0, '{"a": '), 'header', /not valid JSON/],
       [build(null, 0, '['.repeat(5000) + ']'.repeat(5000)), 'header', /deeper than 64/],
-      [build({ a: t({ dtype: 'I8' }) }, 4), 'a.dtype', /'I8'; supported: F32, F16, BF16/],
+      [build({ a: t({ dtype: 'F8_E4M3' }) }, 4), 'a.dtype', /'F8_E4M3'; supported: F64, F32/],
+      [build({ a: t({ dtype: 'I8' }) }, 4), 'a.data_offsets', /spans 4 bytes but its shape and I8 need 1/],
       [build({ a: t({ shape: [2] }) }, 4), 'a.data_offsets', /spans 4 bytes but its shape and F32 need 8/],
       [build({ a: t({ data_offsets: [0, 8], shape: [2] }) }, 4), 'a.data_offsets', /outside the 4 bytes of data/],
       [build({ a: t({ shape: [2], data_offsets: [0, 8] }), b: t({ data_offsets: [4, 8] }) }, 8), 'b.data_offsets', /overlap/],
