@@ -47,10 +47,12 @@ function staticHandler(root, served, home, hosts) {
       } catch {
         file = null;
       }
-      if (!file || !roots.some((r) => file.startsWith(r)) || !fs.statSync(file).isFile()) {
-        return send(res, 404, `not found: ${url.pathname}\n`);
-      }
-      res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
+      const stat = file && roots.some((r) => file.startsWith(r)) ? fs.statSync(file) : null;
+      if (!stat?.isFile()) return send(res, 404, `not found: ${url.pathname}\n`);
+      res.writeHead(200, {
+        'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Content-Length': stat.size,
+        'Cache-Control': 'no-cache',
+      });
       if (req.method === 'HEAD') return res.end();
       const stream = fs.createReadStream(file);
       stream.on('error', () => res.destroy());

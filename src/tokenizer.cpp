@@ -438,6 +438,11 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
   settings["template"] = tmpl;
   if (const json* pad = field(j, "padding")) {
     if (!pad->is_object()) return bad("padding", "padding must be an object or null");
+    std::string direction;
+    s = text_field(*pad, "direction", "Right", "padding", direction);
+    if (s.ok() && direction != "Left" && direction != "Right") s = bad("padding.direction", "padding.direction must be \"Left\" or \"Right\"");
+    if (!s.ok()) return s;
+    settings["paddingSide"] = direction == "Left" ? "left" : "right";
     if (const json* pid = field(*pad, "pad_id")) {
       int32_t id;
       int64_t type_id;

@@ -63,10 +63,30 @@ export function oneOf(fn, name, v, options) {
   return i;
 }
 
-// Token ids: an Int32Array, an Array of integers (or of equally long arrays of them), or an int32
-// Tensor. Returns { data, dims }.
+// int64 ids (transformers.js and onnxruntime tensors hold BigInt64Array) as int32, each checked.
+function int32FromBigInts(fn, name, data) {
+  attached(fn, name, data);
+  const out = new Int32Array(data.length);
+  for (let i = 0; i < data.length; i++) {
+    const x = data[i];
+    if (x < -2147483648n || x > 2147483647n) {
+      throw new AttnkitError(`${fn}: ${name}[${i}] = ${x}n does not fit int32`, { code: 'ERR_OUT_OF_RANGE', argument: name });
+    }
+    out[i] = Number(x);
+  }
+  return out;
+}
+const isBigInts = (x) => x instanceof BigInt64Array || x instanceof BigUint64Array;
+
+// Token ids: an Int32Array or BigInt64Array, an Array of integers (or of equally long arrays of
+// them), or an int32 / int64 Tensor. Returns { data (Int32Array), dims }.
 export function idsInput(fn, name, v) {
+  if (isBigInts(v)) return { data: int32FromBigInts(fn, name, v), dims: [v.length] };
   if (v instanceof Tensor || (v && typeof v === 'object' && 'data' in v && 'dims' in v)) {
+    if (isBigInts(v.data)) {
+      checkDims(fn, name, v.dims, v.data.length);
+      return { data: int32FromBigInts(fn, name, v.data), dims: [...v.dims] };
+    }
     if (!(v.data instanceof Int32Array)) {
       throw new AttnkitError(`${fn}: ${name} must hold int32 data, got ${describe(v.data)}`, {
         code: 'ERR_INVALID_ARGUMENT',

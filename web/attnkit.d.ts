@@ -62,8 +62,13 @@ export interface SinusoidalOptions {
   out?: Float32Array;
 }
 
-/** Token ids: an Int32Array ([n]), an array of integers, an array of equal-length arrays ([batch, n]), or an int32 Tensor. */
-export type Ids = Int32Array | number[] | number[][] | Tensor<Int32Array> | { data: Int32Array; dims: number[] };
+/**
+ * Token ids: an Int32Array or BigInt64Array ([n]), an array of integers, an array of equal-length
+ * arrays ([batch, n]), or an int32 / int64 tensor (transformers.js's and onnxruntime's included);
+ * int64 values must fit int32.
+ */
+export type Ids = Int32Array | BigInt64Array | number[] | number[][] | Tensor<Int32Array> | Tensor<BigInt64Array>
+  | { data: Int32Array | BigInt64Array; dims: number[] };
 
 /** float32 data: a Float32Array (1-D) or a float32 Tensor (any dims). */
 export type Floats = Float32Array | Tensor<Float32Array> | { data: Float32Array; dims: number[] };
@@ -372,19 +377,43 @@ export interface EncodeOptions<T> {
   truncation?: boolean | 'longest_first' | 'only_first' | 'only_second';
   padding?: boolean | 'max_length' | 'longest';
   padId?: number;
+  /** Where the pads go (default: the tokenizer's paddingSide, from padding_side). */
+  paddingSide?: 'left' | 'right';
 }
 
 export class Tokenizer {
   readonly model: 'wordpiece' | 'bpe';
   /** Token strings by id. */
   readonly vocab: string[];
+  /** Special tokens (from tokenizer_config.json / special_tokens_map.json with fromPretrained); null when absent. */
+  readonly padToken: string | null; readonly padTokenId: number | null;
+  readonly unkToken: string | null; readonly unkTokenId: number | null;
+  readonly clsToken: string | null; readonly clsTokenId: number | null;
+  readonly sepToken: string | null; readonly sepTokenId: number | null;
+  readonly maskToken: string | null; readonly maskTokenId: number | null;
+  readonly bosToken: string | null; readonly bosTokenId: number | null;
+  readonly eosToken: string | null; readonly eosTokenId: number | null;
+  /** model_max_length: the default maxLength when truncating (null: none). */
+  readonly modelMaxLength: number | null;
+  /** padding_side: where encode pads by default. */
+  readonly paddingSide: 'left' | 'right';
   encode<T extends string | string[]>(text: T, options?: EncodeOptions<T>): Encoding<T>;
   tokenize(text: string): string[];
+  /** One sequence [length]; a batch is refused (use batchDecode). */
   decode(ids: Ids | number[], options?: { skipSpecialTokens?: boolean }): string;
+  /** A batch [batch, length] -> one string per row. */
+  batchDecode(ids: Ids | number[][], options?: { skipSpecialTokens?: boolean }): string[];
   dispose(): void;
 }
 
 type TextSource = string | ArrayBuffer | ArrayBufferView | Response | object;
+
+/**
+ * A Hugging Face folder: a base URL (string or URL; relative to the page in browsers), a folder
+ * path (Node: any string that is not a URL), picked files (a FileList or File[], a picked
+ * directory included), or an object of file name -> contents.
+ */
+export type PretrainedSource = string | URL | FileList | File[] | { [fileName: string]: TextSource | Blob };
 
 export interface Safetensors {
   /**
@@ -451,9 +480,14 @@ export class Attnkit {
   modelSpec(config: TextSource): Promise<ModelSpec>;
   /** `new ak.DecoderLayer(options)`: self-attention, cross-attention over memory, feed-forward. */
   readonly DecoderLayer: new (options: DecoderLayerOptions) => DecoderLayer;
-  /** `await ak.Model.fromPretrained({config, weights, onProgress})` or `new ak.Model(spec)`. */
+  /**
+   * `await ak.Model.fromPretrained(source, { onProgress })` from a Hugging Face folder (config.json
+   * and model.safetensors, or model.safetensors.index.json and its shards), the older
+   * `fromPretrained({config, weights, onProgress})`, or `new ak.Model(spec)`.
+   */
   readonly Model: {
     new (spec: ModelSpec): Model;
+    fromPretrained(source: PretrainedSource, options?: { onProgress?: (loaded: number, total?: number) => void }): Promise<Model>;
     fromPretrained(options: { config: TextSource; weights: ArrayBuffer | ArrayBufferView | Response | { [name: string]: Floats } | Safetensors; onProgress?: (loaded: number, total?: number) => void }): Promise<Model>;
   };
   /** Tokenizers from Hugging Face tokenizer.json, BERT's vocab.txt, or GPT-2's encoder.json + vocab.bpe. */
@@ -461,6 +495,8 @@ export class Attnkit {
     fromJSON(tokenizerJson: TextSource): Promise<Tokenizer>;
     fromVocab(vocabTxt: TextSource, options?: { lowercase?: boolean }): Promise<Tokenizer>;
     fromGpt2(encoderJson: TextSource, vocabBpe: TextSource): Promise<Tokenizer>;
+    /** tokenizer.json (or vocab.txt, or vocab.json + merges.txt) with tokenizer_config.json and special_tokens_map.json. */
+    fromPretrained(source: PretrainedSource): Promise<Tokenizer>;
   };
   /** Reads bytes or a fetch Response (streamed, with progress) and parses (header validated in C++, in attnkit-loaders.wasm, loaded on first use). */
   loadSafetensors(source: ArrayBuffer | ArrayBufferView | Response, options?: { onProgress?: (loaded: number, total?: number) => void }): Promise<Safetensors>;

@@ -185,8 +185,8 @@ export class Attnkit extends WasmHeap {
      * config.json + .safetensors; `new ak.Model(spec)` from a spec (ak.modelSpec(config)).
      */
     this.Model = class extends bound(Model) {
-      static fromPretrained(options) {
-        return loadModel(ak, options);
+      static fromPretrained(source, options) {
+        return loadModel(ak, source, options);
       }
     };
     /**
@@ -197,6 +197,7 @@ export class Attnkit extends WasmHeap {
       fromJSON: (json) => Tokenizer.fromJSON(ak, json),
       fromVocab: (vocab, options) => Tokenizer.fromVocab(ak, vocab, options),
       fromGpt2: (encoderJson, vocabBpe) => Tokenizer.fromGpt2(ak, encoderJson, vocabBpe),
+      fromPretrained: (source, options) => Tokenizer.fromPretrained(ak, source, options),
     };
   }
 

@@ -7,6 +7,7 @@ import { boolean, describe, idsInput, options as checkOptions, textInput } from 
 import { Embeddings } from './embeddings.js';
 import { EncoderLayer } from './encoder_layer.js';
 import { loaders, loadSafetensors } from './safetensors.js';
+import { convertHint, fileSource, readJson, sniff } from './pretrained.js';
 
 // Per family: the checkpoint prefixes to strip (heads' checkpoints nest the base model), and each
 // Hugging Face tensor name -> [module, weight] with module 'embeddings', a layer number, or
@@ -286,18 +287,108 @@ export class Model {
   }
 }
 
+// Files a checkpoint may come as that attnkit does not read, with what to do about them.
+const OTHER_WEIGHTS = ['pytorch_model.bin', 'pytorch_model.bin.index.json', 'tf_model.h5', 'model.onnx', 'flax_model.msgpack'];
+
 /**
- * Builds a model from Hugging Face files: config (config.json text, object or Response) and
- * weights (.safetensors as ArrayBuffer / Uint8Array / Response, or an already loaded state dict).
- * onProgress(loadedBytes, totalBytes) reports the weights' download.
+ * A model from a Hugging Face folder: `source` is a base URL, a folder path (Node), picked Files,
+ * or an object of file name -> contents; config.json and model.safetensors (or
+ * model.safetensors.index.json and its shards) are read from it. The older form, one object
+ * {config, weights, onProgress}, still works. onProgress(loadedBytes, totalBytes or undefined)
+ * counts every weights file.
  */
-export async function loadModel(ak, options) {
-  const { config, weights, onProgress } = checkOptions('Model.fromPretrained', options, ['config', 'weights', 'onProgress']);
-  const spec = await modelSpec(ak, config);
-  const state = weights instanceof ArrayBuffer || ArrayBuffer.isView(weights) ||
-    (typeof Response === 'function' && weights instanceof Response)
-    ? await loadSafetensors(ak, weights, { onProgress })
-    : weights;
+export async function loadModel(ak, source, options) {
+  const fn = 'Model.fromPretrained';
+  const isLegacy = source && typeof source === 'object' && Object.hasOwn(source, 'config') && !Object.hasOwn(source, 'config.json');
+  if (isLegacy) {
+    if (options !== undefined) {
+      throw new AttnkitError(`${fn}: give options inside the {config, weights, onProgress} object, or use fromPretrained(source, options)`,
+        { code: 'ERR_INVALID_ARGUMENT', argument: 'options' });
+    }
+    return loadModelFrom(ak, checkOptions(fn, source, ['config', 'weights', 'onProgress']));
+  }
+  const { onProgress } = checkOptions(fn, options, ['onProgress']);
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    throw new AttnkitError(`${fn}: onProgress must be a function, got ${describe(onProgress)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'onProgress' });
+  }
+  const src = fileSource(fn, source);
+  if (!(await src.has('config.json'))) {
+    throw new AttnkitError(`${fn}: there is no config.json in ${src.label}`, { code: 'ERR_LOAD', argument: 'config.json' });
+  }
+  const configBytes = await src.bytes('config.json');
+  const kind = sniff(configBytes);
+  if (kind !== 'JSON text') {
+    throw new AttnkitError(`${fn}: ${src.where('config.json')} is not JSON${kind ? `: it looks like ${kind}` : ''}`, {
+      code: 'ERR_INVALID_ARGUMENT', argument: 'config.json',
+    });
+  }
+  const spec = await modelSpec(ak, configBytes);
+  // The weights: one file, or shards listed by an index.
+  let files;
+  let index = null;
+  if (await src.has('model.safetensors')) files = ['model.safetensors'];
+  else if (await src.has('model.safetensors.index.json')) {
+    index = await readJson(fn, src, 'model.safetensors.index.json');
+    const map = index?.weight_map;
+    if (!map || typeof map !== 'object' || Array.isArray(map)) {
+      throw new AttnkitError(`${fn}: model.safetensors.index.json has no weight_map object`, {
+        code: 'ERR_INVALID_ARGUMENT', argument: 'model.safetensors.index.json',
+      });
+    }
+    files = [...new Set(Object.values(map))];
+    for (const f of files) {
+      if (typeof f !== 'string' || !/^[\w.-]+\.safetensors$/.test(f) || f.includes('..')) {
+        throw new AttnkitError(`${fn}: model.safetensors.index.json names a shard ${describe(f)}; shards are .safetensors files beside it`,
+          { code: 'ERR_INVALID_ARGUMENT', argument: 'model.safetensors.index.json' });
+      }
+    }
+  } else {
+    for (const other of OTHER_WEIGHTS) {
+      if (await src.has(other)) {
+        throw new AttnkitError(`${fn}: ${src.label} has ${other} but no model.safetensors${convertHint('PyTorch')}`, {
+          code: 'ERR_LOAD', argument: other,
+        });
+      }
+    }
+    throw new AttnkitError(`${fn}: there is no model.safetensors or model.safetensors.index.json in ${src.label}`, {
+      code: 'ERR_LOAD', argument: 'model.safetensors',
+    });
+  }
+  const sizes = await Promise.all(files.map((f) => src.size(f)));
+  const total = sizes.every((s) => s !== undefined) ? sizes.reduce((a, b) => a + b, 0) : undefined;
+  let loaded = 0;
+  const tensors = Object.create(null);
+  const from = new Map();
+  for (const f of files) {
+    const bytes = await src.bytes(f, onProgress && ((n) => onProgress((loaded += n), total)));
+    let state;
+    try {
+      state = await loadSafetensors(ak, bytes);
+    } catch (e) {
+      if (e instanceof AttnkitError) throw new AttnkitError(`${fn}: ${src.where(f)}: ${e.message}`, { code: e.code, argument: f });
+      throw e;
+    }
+    for (const [name, t] of Object.entries(state.tensors)) {
+      if (from.has(name)) {
+        throw new AttnkitError(`${fn}: the tensor '${name}' is in both ${from.get(name)} and ${f}`, { code: 'ERR_INVALID_ARGUMENT', argument: name });
+      }
+      from.set(name, f);
+      tensors[name] = t;
+    }
+  }
+  if (index) {
+    for (const [name, f] of Object.entries(index.weight_map)) {
+      if (from.get(name) !== f) {
+        throw new AttnkitError(`${fn}: model.safetensors.index.json puts '${name}' in ${f}, which does not hold it`, {
+          code: 'ERR_INVALID_ARGUMENT', argument: name,
+        });
+      }
+    }
+  }
+  return buildModel(ak, spec, tensors);
+}
+
+function buildModel(ak, spec, state) {
   const model = new Model(ak, spec);
   try {
     model.setWeights(state);
@@ -306,4 +397,15 @@ export async function loadModel(ak, options) {
     throw e;
   }
   return model;
+}
+
+// The object form: config (config.json text, object or Response) and weights (.safetensors bytes
+// or Response, or a loaded state dict).
+async function loadModelFrom(ak, { config, weights, onProgress }) {
+  const spec = await modelSpec(ak, config);
+  const state = weights instanceof ArrayBuffer || ArrayBuffer.isView(weights) ||
+    (typeof Response === 'function' && weights instanceof Response)
+    ? await loadSafetensors(ak, weights, { onProgress })
+    : weights;
+  return buildModel(ak, spec, state);
 }

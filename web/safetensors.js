@@ -7,6 +7,7 @@ import { Tensor } from './tensor.js';
 import { attached, describe, options as checkOptions } from './args.js';
 import { WasmHeap } from './heap.js';
 import { readBytes, resolveUrl } from './read_bytes.js';
+import { convertHint, sniff } from './pretrained.js';
 
 const pending = new Map();
 
@@ -59,7 +60,19 @@ const INTEGER_DTYPES = {
 function parse(heap, fn, u8) {
   const size = u8.length;
   const headerLength = size >= 8 ? Number(new DataView(u8.buffer, u8.byteOffset, 8).getBigUint64(0, true)) : 0;
-  heap._raw(fn, '_safetensorsPrefix', [headerLength, size]);
+  try {
+    heap._raw(fn, '_safetensorsPrefix', [headerLength, size]);
+  } catch (e) {
+    // A file of another kind: say which (a pytorch_model.bin read as .safetensors reported a
+    // header of 7163379965118073856 bytes).
+    const kind = sniff(u8);
+    if (kind && kind !== 'a .safetensors file') {
+      throw new AttnkitError(`${fn}: this is not a .safetensors file: it looks like ${kind}${convertHint(kind)}`, {
+        code: 'ERR_INVALID_ARGUMENT', argument: 'source',
+      });
+    }
+    throw e;
+  }
   heap._withInputs([u8.subarray(8, 8 + headerLength)], ([ph]) => heap._raw(fn, '_safetensorsIndex', [ph, headerLength, size]));
   const index = JSON.parse(heap._m._safetensorsIndexJson());
   const tensors = Object.create(null); // file-given names as keys: '__proto__' is a name like any other

@@ -9,6 +9,13 @@ import { Tensor } from './tensor.js';
 import { boolean, describe, idsInput, options as checkOptions, textInput } from './args.js';
 import { loaders } from './safetensors.js';
 import { OwnedHandle } from './handle_module.js';
+import { fileSource, readJson, sniff } from './pretrained.js';
+
+// Special tokens a tokenizer_config.json / special_tokens_map.json may name, exposed as
+// tokenizer.padTokenId etc. (null when the files name none).
+const SPECIAL = ['pad', 'unk', 'cls', 'sep', 'mask', 'bos', 'eos'];
+// transformers writes int(1e30) as model_max_length when a model has no limit.
+const NO_MAX_LENGTH = 1e18;
 
 // GPT-2's byte <-> character table (bytes_to_unicode): printable bytes stand for themselves, the
 // rest are shifted past U+00FF so that every byte is a visible character. Built on first use, not
@@ -132,6 +139,80 @@ export class Tokenizer extends OwnedHandle {
     return create(ak, fn, 2, await textInput(fn, 'encoderJson', encoderJson), await textInput(fn, 'vocabBpe', vocabBpe));
   }
 
+  /**
+   * A tokenizer from a Hugging Face folder (a base URL, a folder path in Node, picked Files, or an
+   * object of file name -> contents): tokenizer.json, or vocab.txt, or vocab.json + merges.txt,
+   * with tokenizer_config.json and special_tokens_map.json for the special tokens,
+   * model_max_length and padding_side.
+   */
+  static async fromPretrained(ak, source, options) {
+    const fn = 'Tokenizer.fromPretrained';
+    checkOptions(fn, options, []);
+    const src = fileSource(fn, source);
+    const optional = async (name) => ((await src.has(name)) ? readJson(fn, src, name) : null);
+    const [config, map] = await Promise.all([optional('tokenizer_config.json'), optional('special_tokens_map.json')]);
+    const text = async (name) => {
+      const bytes = await src.bytes(name);
+      const kind = sniff(bytes);
+      if (name.endsWith('.json') && kind !== 'JSON text') {
+        throw new AttnkitError(`${fn}: ${src.where(name)} is not JSON${kind ? `: it looks like ${kind}` : ''}`, {
+          code: 'ERR_INVALID_ARGUMENT', argument: name,
+        });
+      }
+      return new TextDecoder().decode(bytes);
+    };
+    let tok;
+    if (await src.has('tokenizer.json')) tok = await Tokenizer.fromJSON(ak, await text('tokenizer.json'));
+    else if (await src.has('vocab.txt')) {
+      const lower = config?.do_lower_case;
+      tok = await Tokenizer.fromVocab(ak, await text('vocab.txt'), { lowercase: typeof lower === 'boolean' ? lower : true });
+    } else if ((await src.has('vocab.json')) && (await src.has('merges.txt'))) {
+      tok = await Tokenizer.fromGpt2(ak, await text('vocab.json'), await text('merges.txt'));
+    } else {
+      const spm = await src.has('tokenizer.model');
+      throw new AttnkitError(`${fn}: there is no tokenizer.json, vocab.txt or vocab.json + merges.txt in ${src.label}` +
+        (spm ? ' (a SentencePiece tokenizer.model alone is not supported yet: use its tokenizer.json)' : ''),
+      { code: 'ERR_LOAD', argument: 'tokenizer.json' });
+    }
+    try {
+      tok._configure(fn, config, map);
+    } catch (e) {
+      tok.dispose();
+      throw e;
+    }
+    return tok;
+  }
+
+  // Special tokens, model_max_length and padding_side from tokenizer_config.json and
+  // special_tokens_map.json (both optional; the map wins where they differ, as in transformers).
+  _configure(fn, config, map) {
+    const ids = new Map(this.vocab.map((t, i) => [t, i]));
+    for (const a of this._s.addedTokens) ids.set(a.content, a.id);
+    for (const key of SPECIAL) {
+      const v = map?.[`${key}_token`] ?? config?.[`${key}_token`];
+      const content = typeof v === 'string' ? v : typeof v?.content === 'string' ? v.content : null;
+      if (content === null) continue;
+      if (!ids.has(content)) {
+        throw new AttnkitError(`${fn}: ${key}_token ${JSON.stringify(content)} is not in the vocabulary`, {
+          code: 'ERR_INVALID_ARGUMENT', argument: `${key}_token`,
+        });
+      }
+      this[`${key}Token`] = content;
+      this[`${key}TokenId`] = ids.get(content);
+    }
+    const max = config?.model_max_length;
+    if (Number.isInteger(max) && max > 0 && max < NO_MAX_LENGTH) this.modelMaxLength = max;
+    const side = config?.padding_side;
+    if (side !== undefined && side !== null) {
+      if (side !== 'left' && side !== 'right') {
+        throw new AttnkitError(`${fn}: padding_side must be 'left' or 'right', got ${describe(side)}`, {
+          code: 'ERR_INVALID_ARGUMENT', argument: 'padding_side',
+        });
+      }
+      this.paddingSide = side;
+    }
+  }
+
   constructor(heap, handle, settings) {
     super();
     this._own(heap, handle, 'Tokenizer', '_tokenizerFree');
@@ -144,6 +225,23 @@ export class Tokenizer extends OwnedHandle {
     this._special = new Set(settings.addedTokens.filter((t) => t.special).map((t) => t.id));
     const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     this._addedPattern = this._added.length ? new RegExp(this._added.map((t) => esc(t.content)).join('|'), 'g') : null;
+    // Special tokens (fromPretrained fills them from tokenizer_config.json / special_tokens_map.json).
+    for (const key of SPECIAL) {
+      this[`${key}Token`] = null;
+      this[`${key}TokenId`] = null;
+    }
+    if (settings.pad) {
+      this.padTokenId = settings.pad.id;
+      this.padToken = this.vocab[settings.pad.id] ?? null;
+    }
+    if (settings.unkId >= 0) {
+      this.unkTokenId = settings.unkId;
+      this.unkToken = this.vocab[settings.unkId];
+    }
+    /** The default maxLength when truncating (model_max_length), or null. */
+    this.modelMaxLength = null;
+    /** Where padding goes by default: 'right' or 'left' (padding_side). */
+    this.paddingSide = settings.paddingSide ?? 'right';
   }
 
   // One text -> [{id, start, end}] before the template.
@@ -257,8 +355,18 @@ export class Tokenizer extends OwnedHandle {
   encode(text, options) {
     const fn = 'encode';
     this._live(fn);
-    const { pair, addSpecialTokens = true, maxLength, truncation, padding = false, padId } =
-      checkOptions(fn, options, ['pair', 'addSpecialTokens', 'maxLength', 'truncation', 'padding', 'padId']);
+    const { pair, addSpecialTokens = true, truncation, padding = false, padId, paddingSide = this.paddingSide } =
+      checkOptions(fn, options, ['pair', 'addSpecialTokens', 'maxLength', 'truncation', 'padding', 'padId', 'paddingSide']);
+    // As transformers: truncation or padding to 'max_length' without maxLength use model_max_length.
+    let { maxLength } = options ?? {};
+    if (maxLength === undefined && (truncation === true || padding === 'max_length') && this.modelMaxLength !== null) {
+      maxLength = this.modelMaxLength;
+    }
+    if (paddingSide !== 'left' && paddingSide !== 'right') {
+      throw new AttnkitError(`${fn}: paddingSide must be 'left' or 'right', got ${describe(paddingSide)}`, {
+        code: 'ERR_INVALID_ARGUMENT', argument: 'paddingSide',
+      });
+    }
     boolean(fn, 'addSpecialTokens', addSpecialTokens);
     if (![true, false, 'max_length', 'longest'].includes(padding)) {
       throw new AttnkitError(`${fn}: padding must be true, false, 'longest' or 'max_length', got ${describe(padding)}`, {
@@ -287,7 +395,7 @@ export class Tokenizer extends OwnedHandle {
       this._encodeOne(fn, t, batched ? pair?.[i] : pair, addSpecialTokens, maxLength, truncation));
     // A batch is always padded to its longest row; padding true / 'max_length' pad to maxLength.
     const toMax = (padding === true || padding === 'max_length') && maxLength !== undefined;
-    return this._finish(fn, rows, toMax ? maxLength : undefined, padId, batched);
+    return this._finish(fn, rows, toMax ? maxLength : undefined, padId, batched, paddingSide === 'left');
   }
 
   _encodeOne(fn, text, pair, addSpecialTokens, maxLength, truncation) {
@@ -339,28 +447,45 @@ export class Tokenizer extends OwnedHandle {
     return row;
   }
 
-  _finish(fn, rows, target, padId, batched) {
-    const pad = padId ?? this._s.pad?.id;
+  _finish(fn, rows, target, padId, batched, left) {
+    const pad = padId ?? this._s.pad?.id ?? this.padTokenId ?? undefined;
     const longest = Math.max(0, ...rows.map((r) => r.ids.length));
     const L = Math.max(target ?? longest, longest);
     if (rows.some((r) => r.ids.length < L) && pad === undefined) {
       throw new AttnkitError(`${fn}: this tokenizer has no pad token; pass padId`, { code: 'ERR_INVALID_ARGUMENT', argument: 'padId' });
     }
     const ids = [], mask = [], types = [], positions = [], tokens = [], offsets = [];
+    // Left padding (batched causal models) puts the pads first; positions then count the tokens
+    // only, as generation does (cumsum(mask) - 1, pads at 1).
+    const place = (row, fill, n) => (left ? [...new Array(L - n).fill(fill), ...row] : [...row, ...new Array(L - n).fill(fill)]);
     for (const r of rows) {
       const n = r.ids.length;
-      ids.push([...r.ids, ...new Array(L - n).fill(pad)]);
-      mask.push([...new Array(n).fill(1), ...new Array(L - n).fill(0)]);
-      types.push([...r.types, ...new Array(L - n).fill(this._s.pad?.typeId ?? 0)]);
-      positions.push(Array.from({ length: L }, (_, i) => i));
+      ids.push(place(r.ids, pad, n));
+      mask.push(place(new Array(n).fill(1), 0, n));
+      types.push(place(r.types, this._s.pad?.typeId ?? 0, n));
+      positions.push(left ? Array.from({ length: L }, (_, i) => (i < L - n ? 1 : i - (L - n))) : Array.from({ length: L }, (_, i) => i));
       tokens.push(ids.at(-1).map((id) => this.vocab[id]));
-      offsets.push([...r.offsets, ...Array.from({ length: L - n }, () => [0, 0])]);
+      offsets.push(left ? [...Array.from({ length: L - n }, () => [0, 0]), ...r.offsets] : [...r.offsets, ...Array.from({ length: L - n }, () => [0, 0])]);
     }
     const t = (a) => new Tensor('int32', Int32Array.from(a.flat()), batched ? [rows.length, L] : [L]);
     return {
       inputIds: t(ids), attentionMask: t(mask), tokenTypeIds: t(types), positionIds: t(positions),
       tokens: batched ? tokens : tokens[0], offsets: batched ? offsets : offsets[0],
     };
+  }
+
+  /** A batch of ids ([batch, length]: a Tensor, or an array of rows) -> one string per row. */
+  batchDecode(ids, options) {
+    const fn = 'batchDecode';
+    this._live(fn);
+    const given = idsInput(fn, 'ids', ids);
+    if (given.dims.length !== 2) {
+      throw new AttnkitError(`${fn}: ids must be a batch [batch, length], got dims ${JSON.stringify(given.dims)}`, {
+        code: 'ERR_SHAPE_MISMATCH', argument: 'ids',
+      });
+    }
+    const [B, L] = given.dims;
+    return Array.from({ length: B }, (_, b) => this.decode(given.data.subarray(b * L, (b + 1) * L), options));
   }
 
   /** ids (array, Int32Array or Tensor) -> text. skipSpecialTokens drops [CLS], <|endoftext|>, ... */

@@ -1047,6 +1047,128 @@ def models():
     write("models.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__, "cases": cases})
 
 
+def read_safetensors(path):
+    """The tensors of a .safetensors file (the reader the format's definition implies)."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    dtypes = {v: k for k, v in ST_NAMES.items()}
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        b, end = e["data_offsets"]
+        raw = bytearray(data[8 + n + b:8 + n + end])
+        dt = dtypes[e["dtype"]]
+        t = torch.frombuffer(raw, dtype=torch.int16).view(dt) if dt == torch.bfloat16 else torch.frombuffer(raw, dtype=dt)
+        out[name] = t.reshape(e["shape"]).clone()
+    return out
+
+
+def repo_folders():
+    """Folders shaped like the Hugging Face repositories users download (bert-base-uncased, gpt2),
+    around the tiny checkpoints of models(): BERT with tokenizer.json ("padding": null), vocab.txt,
+    tokenizer_config.json, special_tokens_map.json and the I64 embeddings.position_ids buffer older
+    checkpoints carry; GPT-2 sharded into two files with model.safetensors.index.json, and its
+    vocab.json + merges.txt, tokenizer.json and a left-padding tokenizer_config.json. The forward
+    passes are those of models.json (the same weights)."""
+    src, dst = os.path.join(OUT, "models"), os.path.join(OUT, "repos")
+
+    def dump(folder, name, obj):
+        with open(os.path.join(folder, name), "w") as f:
+            json.dump(obj, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+
+    # --- BERT
+    d = os.path.join(dst, "bert")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(src, "bert-tiny", "config.json")) as f:
+        config = json.load(f)
+    dump(d, "config.json", config)
+    tensors = read_safetensors(os.path.join(src, "bert-tiny", "model.safetensors"))
+    tensors["bert.embeddings.position_ids"] = torch.arange(config["max_position_embeddings"], dtype=torch.int64)[None]
+    write_safetensors(os.path.join(d, "model.safetensors"), tensors, {"format": "pt"})
+    words = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "un", "##aff", "##able", "play", "##ing", "##s",
+             "hello", "world", ",", ".", "!", "?", "'", "is", "was", "it", "and", "to", "of", "in", "##ed", "##ly"]
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words
+    vocab += [f"[unused{i}]" for i in range(config["vocab_size"] - len(vocab))]
+    with open(os.path.join(d, "vocab.txt"), "w") as f:
+        f.write("\n".join(vocab) + "\n")
+    special = lambda t, i: {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                            "normalized": False, "special": True}
+    dump(d, "tokenizer.json", {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [special(t, i) for i, t in enumerate(vocab[:5])],
+        "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                       "strip_accents": None, "lowercase": True},
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "post_processor": {"type": "TemplateProcessing",
+                           "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                                      {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+                           "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                                    {"SpecialToken": {"id": "[SEP]", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}},
+                                    {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
+                           "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]},
+                                              "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}},
+        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
+        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                  "max_input_chars_per_word": 100, "vocab": {t: i for i, t in enumerate(vocab)}}})
+    dump(d, "tokenizer_config.json", {"do_lower_case": True, "model_max_length": config["max_position_embeddings"],
+                                      "pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]",
+                                      "sep_token": "[SEP]", "mask_token": "[MASK]", "tokenizer_class": "BertTokenizer"})
+    dump(d, "special_tokens_map.json", {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]",
+                                        "sep_token": "[SEP]", "mask_token": "[MASK]"})
+
+    # --- GPT-2, sharded
+    d = os.path.join(dst, "gpt2")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(src, "gpt2-tiny", "config.json")) as f:
+        config = json.load(f)
+    dump(d, "config.json", config)
+    tensors = read_safetensors(os.path.join(src, "gpt2-tiny", "model.safetensors"))
+    names = list(tensors)
+    shards = [names[: len(names) // 2], names[len(names) // 2:]]
+    weight_map, total = {}, 0
+    for i, part in enumerate(shards):
+        fname = f"model-0000{i + 1}-of-00002.safetensors"
+        write_safetensors(os.path.join(d, fname), {k: tensors[k] for k in part}, {"format": "pt"})
+        for k in part:
+            weight_map[k] = fname
+            total += tensors[k].numel() * 4
+    dump(d, "model.safetensors.index.json", {"metadata": {"total_size": total}, "weight_map": weight_map})
+    # A byte-level BPE of the model's 64 ids: 'Ġ' (space) and letters, and merges that build words.
+    chars = list("Ġabcdefghilmnorstuwy.,!T")
+    merges = [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("Ġ", "c"), ("a", "t"), ("Ġc", "at"), ("Ġ", "s"), ("Ġs", "at"),
+              ("o", "n"), ("Ġ", "on"), ("Ġ", "m"), ("Ġm", "at"), ("l", "l"), ("e", "ll"), ("he", "ll"), ("hell", "o"),
+              ("T", "he"), ("Ġ", "w"), ("o", "r"), ("Ġw", "or"), ("l", "d"), ("Ġwor", "ld"), ("i", "s"), ("Ġ", "is")]
+    vocab = chars + [a + b for a, b in merges]
+    vocab += [f"<unused{i}>" for i in range(config["vocab_size"] - 1 - len(vocab))] + ["<|endoftext|>"]
+    assert len(vocab) == config["vocab_size"]
+    ids = {t: i for i, t in enumerate(vocab)}
+    dump(d, "vocab.json", ids)
+    with open(os.path.join(d, "merges.txt"), "w") as f:
+        f.write("#version: 0.2\n" + "\n".join(f"{a} {b}" for a, b in merges) + "\n")
+    eot = len(vocab) - 1
+    dump(d, "tokenizer.json", {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{**special("<|endoftext|>", eot), "normalized": True}],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
+                  "end_of_word_suffix": "", "fuse_unk": False, "byte_fallback": False, "vocab": ids,
+                  "merges": [f"{a} {b}" for a, b in merges]}})
+    dump(d, "tokenizer_config.json", {"model_max_length": config["n_positions"], "padding_side": "left",
+                                      "bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>",
+                                      "unk_token": "<|endoftext|>", "pad_token": "<|endoftext|>",
+                                      "tokenizer_class": "GPT2Tokenizer"})
+    dump(d, "special_tokens_map.json", {"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>",
+                                        "unk_token": "<|endoftext|>"})
+
+
 # -------------------------------------------------------------------------------- special values
 def special_list(t):
     """Floats with NaN and the infinities as the strings "nan", "inf", "-inf" (JSON has no such numbers)."""
@@ -1143,6 +1265,6 @@ def special_values():
 
 if __name__ == "__main__":
     which = sys.argv[1:] or ["positional", "embedding", "embeddings", "attention", "rotary", "modules", "safetensors",
-                                "safetensors_dtypes", "models", "special_values"]
+                                "safetensors_dtypes", "models", "repo_folders", "special_values"]
     for name in which:
         globals()[name]()

@@ -1,0 +1,254 @@
+// Hugging Face model folders as users have them: a base URL (string or URL), a folder path (Node),
+// files picked in a page (a FileList or an array of File, a picked directory included), or an
+// object of file name -> contents. One interface over all of them, a FileSource:
+//   has(name) -> boolean, text(name) -> string, bytes(name, onBytes) -> Uint8Array, where(name).
+// Model.fromPretrained and Tokenizer.fromPretrained find their files through it.
+import { AttnkitError } from './errors.js';
+import { describe } from './args.js';
+import { isNode, resolveUrl } from './read_bytes.js';
+
+const loadError = (fn, message, argument = 'source') => new AttnkitError(`${fn}: ${message}`, { code: 'ERR_LOAD', argument });
+
+/**
+ * What a file's first bytes say it is, for errors that name the real kind of a wrong file:
+ * a PyTorch .bin (zip or pickle), TensorFlow's HDF5, an HTML page (a wrong URL, a login page),
+ * gzip, JSON text, a .safetensors file; null when nothing is recognised.
+ */
+export function sniff(bytes) {
+  const b = (i) => bytes[i] ?? -1;
+  if (b(0) === 0x50 && b(1) === 0x4b && b(2) === 0x03 && b(3) === 0x04) return 'a zip archive (a PyTorch .bin checkpoint)';
+  if (b(0) === 0x80 && b(1) >= 2 && b(1) <= 5) return 'a pickle (a PyTorch .bin checkpoint)';
+  if (b(0) === 0x89 && b(1) === 0x48 && b(2) === 0x44 && b(3) === 0x46) return 'an HDF5 file (a TensorFlow .h5 checkpoint)';
+  if (b(0) === 0x1f && b(1) === 0x8b) return 'a gzip file';
+  const head = new TextDecoder().decode(bytes.subarray(0, 64)).trimStart().toLowerCase();
+  if (head.startsWith('<!doctype') || head.startsWith('<html') || head.startsWith('<?xml')) return 'an HTML or XML page (not the file: a wrong URL?)';
+  if (head.startsWith('{') || head.startsWith('[')) return 'JSON text';
+  if (bytes.length >= 10 && b(6) === 0 && b(7) === 0 && b(8) === 0x7b && b(9) === 0x22) return 'a .safetensors file';
+  return null;
+}
+
+// The hint for a weights file that is not .safetensors.
+export function convertHint(kind) {
+  return /PyTorch|TensorFlow|HDF5/.test(kind ?? '')
+    ? '; attnkit reads .safetensors: convert it (e.g. transformers\' save_pretrained(..., safe_serialization=True))'
+    : '';
+}
+
+async function nodeModules() {
+  const fs = process.getBuiltinModule?.('node:fs/promises');
+  const path = process.getBuiltinModule?.('node:path');
+  if (fs && path) return { fs, path };
+  // Variable specifiers keep bundlers from resolving Node built-ins for the browser.
+  const fsName = 'node:fs/promises', pathName = 'node:path';
+  const [fsm, pathm] = await Promise.all([import(/* @vite-ignore */ fsName), import(/* @vite-ignore */ pathName)]);
+  return { fs: fsm, path: pathm };
+}
+
+// Reads a fetch Response's body, calling onBytes(n) per chunk.
+async function responseBytes(response, onBytes) {
+  if (!response.body || !onBytes) return new Uint8Array(await response.arrayBuffer());
+  const chunks = [];
+  let total = 0;
+  for (const reader = response.body.getReader(); ;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    total += value.length;
+    onBytes(value.length);
+  }
+  if (chunks.length === 1) return chunks[0];
+  const all = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.length;
+  }
+  return all;
+}
+
+const isFileLike = (x) => typeof Blob === 'function' && x instanceof Blob && typeof x.name === 'string';
+const isFileList = (x) => (typeof FileList === 'function' && x instanceof FileList) || (Array.isArray(x) && x.length > 0 && x.every(isFileLike));
+
+/** A base URL: every file is fetched once, relative to it; a 404 means the file is absent. */
+function urlSource(fn, base) {
+  const dir = new URL(base.href.endsWith('/') ? base.href : `${base.href}/`);
+  const responses = new Map();
+  const get = (name) => {
+    if (!responses.has(name)) {
+      const url = new URL(name, dir);
+      responses.set(name, fetch(url, { credentials: 'same-origin' }).catch((e) => {
+        throw loadError(fn, `could not fetch ${url.href}: ${e.message}`);
+      }));
+    }
+    return responses.get(name);
+  };
+  const ok = async (name) => {
+    const r = await get(name);
+    if (!r.ok) throw loadError(fn, `HTTP ${r.status} ${r.statusText ?? ''} for ${r.url || new URL(name, dir).href}`.replace(/ +for/, ' for'), name);
+    responses.delete(name); // a body is read once
+    return r;
+  };
+  // has() and size() ask with HEAD (a missing pytorch_model.bin must not be downloaded to learn
+  // that it exists); a server that refuses HEAD is asked with GET.
+  const heads = new Map();
+  const head = (name) => {
+    if (!heads.has(name)) {
+      const url = new URL(name, dir);
+      heads.set(name, fetch(url, { method: 'HEAD', credentials: 'same-origin' })
+        .then((r) => (r.status === 405 || r.status === 501 ? get(name) : r))
+        .catch((e) => {
+          throw loadError(fn, `could not fetch ${url.href}: ${e.message}`);
+        }));
+    }
+    return heads.get(name);
+  };
+  return {
+    label: dir.href,
+    where: (name) => new URL(name, dir).href,
+    async has(name) {
+      const r = await head(name);
+      if (r.status === 404 || r.status === 410) return false;
+      return true; // other statuses are reported when the file is read
+    },
+    async size(name) {
+      const r = await head(name);
+      return Number(r.headers.get('content-length')) || undefined;
+    },
+    text: async (name) => (await ok(name)).text(),
+    bytes: async (name, onBytes) => responseBytes(await ok(name), onBytes),
+  };
+}
+
+/** A folder on disk (Node). */
+function folderSource(fn, folder) {
+  const mods = nodeModules();
+  const full = async (name) => (await mods).path.join(folder, name);
+  return {
+    label: folder,
+    where: (name) => `${folder.replace(/[\\/]+$/, '')}/${name}`,
+    async has(name) {
+      try {
+        return (await (await mods).fs.stat(await full(name))).isFile();
+      } catch {
+        return false;
+      }
+    },
+    async size(name) {
+      return (await (await mods).fs.stat(await full(name))).size;
+    },
+    async text(name) {
+      return new TextDecoder().decode(await this.bytes(name));
+    },
+    async bytes(name, onBytes) {
+      let data;
+      try {
+        data = new Uint8Array(await (await mods).fs.readFile(await full(name)));
+      } catch (e) {
+        throw loadError(fn, `could not read ${await full(name)}: ${e.message}`, name);
+      }
+      onBytes?.(data.length);
+      return data;
+    },
+  };
+}
+
+/** Picked files: by their names (a picked directory's files carry their path in webkitRelativePath). */
+function pickedSource(fn, files) {
+  const byName = new Map();
+  for (const f of Array.from(files)) {
+    const depth = (f.webkitRelativePath || f.name).split('/').length;
+    const seen = byName.get(f.name);
+    if (!seen || depth < seen.depth) byName.set(f.name, { file: f, depth }); // the shallowest of equal names
+  }
+  const file = (name) => {
+    const f = byName.get(name)?.file;
+    if (!f) throw loadError(fn, `the picked files have no ${name}`, name);
+    return f;
+  };
+  return {
+    label: `${byName.size} picked files`,
+    where: (name) => byName.get(name)?.file.webkitRelativePath || name,
+    has: async (name) => byName.has(name),
+    size: async (name) => file(name).size,
+    text: async (name) => file(name).text(),
+    async bytes(name, onBytes) {
+      const f = file(name);
+      if (onBytes && typeof f.stream === 'function') return responseBytes({ body: f.stream() }, onBytes);
+      return new Uint8Array(await f.arrayBuffer());
+    },
+  };
+}
+
+/** An object of file name -> contents (text, bytes, Blob, Response, or a parsed JSON object). */
+function objectSource(fn, files) {
+  const get = (name) => {
+    if (!Object.hasOwn(files, name) || files[name] == null) throw loadError(fn, `no ${name} was given`, name);
+    return files[name];
+  };
+  const bytesOf = async (x, onBytes) => {
+    if (typeof x === 'string') return new TextEncoder().encode(x);
+    if (x instanceof ArrayBuffer) return new Uint8Array(x);
+    if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+    if (typeof Blob === 'function' && x instanceof Blob) return new Uint8Array(await x.arrayBuffer());
+    if (typeof Response === 'function' && x instanceof Response) {
+      if (!x.ok) throw loadError(fn, `the response is HTTP ${x.status} ${x.statusText ?? ''}`.trim());
+      return responseBytes(x, onBytes);
+    }
+    if (x && typeof x === 'object') return new TextEncoder().encode(JSON.stringify(x));
+    throw new AttnkitError(`${fn}: a file's contents must be text, bytes, a Blob, a Response or a parsed object, got ${describe(x)}`,
+      { code: 'ERR_INVALID_ARGUMENT', argument: 'source' });
+  };
+  return {
+    label: 'the given files',
+    where: (name) => name,
+    has: async (name) => Object.hasOwn(files, name) && files[name] != null,
+    size: async () => undefined,
+    text: async (name) => new TextDecoder().decode(await bytesOf(get(name))),
+    bytes: async (name, onBytes) => {
+      const b = await bytesOf(get(name), onBytes);
+      return b;
+    },
+  };
+}
+
+/**
+ * The FileSource for a user's `source`: a URL or URL string (http(s), file:, or relative to the
+ * page), a folder path (Node: any string that is not a URL), a FileList or array of Files, or an
+ * object of file name -> contents.
+ */
+export function fileSource(fn, source) {
+  if (source instanceof URL) {
+    if (source.protocol === 'file:' && isNode) return folderSource(fn, decodeURIComponent(source.pathname));
+    return urlSource(fn, source);
+  }
+  if (typeof source === 'string') {
+    const hasScheme = /^[a-z][a-z0-9+.-]+:\/\//i.test(source) || source.startsWith('file:');
+    if (isNode && !hasScheme) return folderSource(fn, source);
+    let url;
+    try {
+      url = resolveUrl(source);
+    } catch (e) {
+      throw new AttnkitError(`${fn}: source ${describe(source)} is not a valid URL (${e.message})`, {
+        code: 'ERR_INVALID_ARGUMENT', argument: 'source',
+      });
+    }
+    return fileSource(fn, url);
+  }
+  if (isFileList(source)) return pickedSource(fn, source);
+  if (source && typeof source === 'object' && !Array.isArray(source) && !ArrayBuffer.isView(source)) return objectSource(fn, source);
+  throw new AttnkitError(`${fn}: source must be a URL, a folder path, picked Files or an object of file contents, ` +
+    `got ${describe(source)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'source' });
+}
+
+/** Reads a JSON file of the source; a file that is not JSON is reported with what it looks like. */
+export async function readJson(fn, src, name) {
+  const bytes = await src.bytes(name);
+  const text = new TextDecoder().decode(bytes);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    const kind = sniff(bytes);
+    throw new AttnkitError(`${fn}: ${src.where(name)} is not valid JSON${kind && kind !== 'JSON text' ? `: it looks like ${kind}` : ` (${e.message})`}`,
+      { code: 'ERR_INVALID_ARGUMENT', argument: name });
+  }
+}
