@@ -299,14 +299,24 @@ const OTHER_WEIGHTS = ['pytorch_model.bin', 'pytorch_model.bin.index.json', 'tf_
  */
 export async function loadModel(ak, source, options) {
   const fn = 'Model.fromPretrained';
-  const isLegacy = source && typeof source === 'object' && Object.hasOwn(source, 'config') && !Object.hasOwn(source, 'config.json');
-  if (isLegacy) {
+  if (source && typeof source === 'object' && Object.hasOwn(source, 'config') && !Object.hasOwn(source, 'config.json')) {
     if (options !== undefined) {
       throw new AttnkitError(`${fn}: give options inside the {config, weights, onProgress} object, or use fromPretrained(source, options)`,
         { code: 'ERR_INVALID_ARGUMENT', argument: 'options' });
     }
     return loadModelFrom(ak, checkOptions(fn, source, ['config', 'weights', 'onProgress']));
   }
+  const { spec, tensors } = await readCheckpoint(ak, source, options);
+  return buildModel(ak, spec, tensors);
+}
+
+/**
+ * The spec (from config.json) and the tensors (model.safetensors, or the shards of
+ * model.safetensors.index.json) of a Hugging Face folder, without building the model: what
+ * Model.fromPretrained reads, for callers that take the tensors apart (the tutorial).
+ */
+export async function readCheckpoint(ak, source, options) {
+  const fn = 'Model.fromPretrained';
   const { onProgress } = checkOptions(fn, options, ['onProgress']);
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     throw new AttnkitError(`${fn}: onProgress must be a function, got ${describe(onProgress)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'onProgress' });
@@ -385,7 +395,7 @@ export async function loadModel(ak, source, options) {
       }
     }
   }
-  return buildModel(ak, spec, tensors);
+  return { spec, tensors };
 }
 
 function buildModel(ak, spec, state) {

@@ -95,7 +95,11 @@ function urlSource(fn, base) {
     if (!heads.has(name)) {
       const url = new URL(name, dir);
       heads.set(name, fetch(url, { method: 'HEAD', credentials: 'same-origin' })
-        .then((r) => (r.status === 405 || r.status === 501 ? get(name) : r))
+        .then(async (r) => {
+          if (r.status === 405 || r.status === 501) return get(name);
+          await r.arrayBuffer(); // (empty) read to its end, so the browser does not log it as aborted
+          return r;
+        })
         .catch((e) => {
           throw loadError(fn, `could not fetch ${url.href}: ${e.message}`);
         }));

@@ -4,7 +4,7 @@
 // The result has the shape of default_weights.js, so the pipeline does not care where its weights
 // came from.
 
-import { FAMILIES } from '../model.js';
+import { FAMILIES, readCheckpoint } from '../model.js';
 
 // The Hugging Face name of a weight, from model.js's family table (the one Model.setWeights uses):
 // `role` is the module weight it maps to ('word', 'qWeight', 'norm1.weight', ...).
@@ -27,16 +27,21 @@ function columns(t, from, n) {
   return { data: out, dims: t.dims.length === 2 ? [rows, n] : [n] };
 }
 
-/** files: {config: text, weights: ArrayBuffer, tokenizer?: text}. Resolves to the weights object. */
+/**
+ * files: the picked Files of a Hugging Face folder (config.json, model.safetensors or its shards
+ * with their index, and optionally the tokenizer's files), read as Model.fromPretrained and
+ * Tokenizer.fromPretrained read them. Resolves to the weights object.
+ */
 export async function loadCheckpoint(ak, files) {
-  const spec = await ak.modelSpec(files.config);
+  const { spec, tensors } = await readCheckpoint(ak, files);
   const family = FAMILIES[spec.family];
   if (!['bert', 'roberta', 'gpt2'].includes(spec.family)) {
     throw new Error(`the step-by-step view takes BERT, RoBERTa or GPT-2 checkpoints; this config.json is ` +
       `a ${spec.family} model`);
   }
-  const st = await ak.loadSafetensors(files.weights);
-  const tokenizer = files.tokenizer ? await ak.Tokenizer.fromJSON(files.tokenizer) : null;
+  const st = { tensors };
+  const hasTokenizer = files.some((f) => ['tokenizer.json', 'vocab.txt', 'vocab.json'].includes(f.name));
+  const tokenizer = hasTokenizer ? await ak.Tokenizer.fromPretrained(files) : null;
   let model;
   try {
     model = new ak.Model(spec).setWeights(st);

@@ -348,24 +348,13 @@ function renderSpeed(r) {
 
 // ---- checkpoint files -----------------------------------------------------------------------------
 const modelControls = ['scale', 'emb-positional', 'att-positional', 'att-causal'];
-async function classify(files) {
-  const out = {};
-  for (const f of files) {
-    if (f.name.endsWith('.safetensors')) { out.weights = await f.arrayBuffer(); continue; }
-    const text = await f.text();
-    if (f.name === 'config.json' || (!out.config && /"model_type"/.test(text) && !/"model"\s*:\s*\{/.test(text))) out.config = text;
-    else if (f.name === 'tokenizer.json' || /"model"\s*:\s*\{/.test(text)) out.tokenizer = text;
-  }
-  return out;
-}
 $('ckpt-files').addEventListener('change', async (e) => {
   const status = $('ckpt-status');
   try {
-    const files = await classify(e.target.files);
-    const missing = ['config', 'weights'].filter((k) => !files[k]);
-    if (missing.length) throw new Error(`pick config.json and a .safetensors file together (missing: ${missing.map((k) => (k === 'config' ? 'config.json' : '.safetensors')).join(', ')})`);
+    // The picked Files go to the worker as they are; it reads them as Model.fromPretrained does.
+    const files = Array.from(e.target.files);
     showStatus(status, 'Loading the checkpoint…');
-    const s = await call('loadCheckpoint', files, [files.weights]);
+    const s = await call('loadCheckpoint', files);
     tutorial.checkpoint = s;
     const tokOption = $('tokenizer').querySelector('option[value=loaded]');
     tokOption.disabled = !s.tokenizer;
