@@ -169,6 +169,14 @@ export function boolean(fn, name, v) {
   return v;
 }
 
+/** An optional callback: undefined or a function. */
+export function callback(fn, name, v) {
+  if (v !== undefined && typeof v !== 'function') {
+    throw new AttnkitError(`${fn}: ${name} must be a function, got ${describe(v)}`, { code: 'ERR_INVALID_ARGUMENT', argument: name });
+  }
+  return v;
+}
+
 export const optionalNumber = (fn, name, v, dflt) => (v === undefined ? dflt : num(fn, name, v));
 
 /** A text file given as a string, bytes (UTF-8), a parsed JSON object or a fetch Response -> its text. */

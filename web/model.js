@@ -3,7 +3,7 @@
 // an Embeddings module, EncoderLayers and a final norm.
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { boolean, describe, idsInput, options as checkOptions, textInput } from './args.js';
+import { boolean, callback, describe, idsInput, options as checkOptions, textInput } from './args.js';
 import { Embeddings } from './embeddings.js';
 import { EncoderLayer } from './encoder_layer.js';
 import { loaders, loadSafetensors } from './safetensors.js';
@@ -317,10 +317,7 @@ export async function loadModel(ak, source, options) {
  */
 export async function readCheckpoint(ak, source, options) {
   const fn = 'Model.fromPretrained';
-  const { onProgress } = checkOptions(fn, options, ['onProgress']);
-  if (onProgress !== undefined && typeof onProgress !== 'function') {
-    throw new AttnkitError(`${fn}: onProgress must be a function, got ${describe(onProgress)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'onProgress' });
-  }
+  const onProgress = callback(fn, 'onProgress', checkOptions(fn, options, ['onProgress']).onProgress);
   const src = fileSource(fn, source);
   if (!(await src.has('config.json'))) {
     throw new AttnkitError(`${fn}: there is no config.json in ${src.label}`, { code: 'ERR_LOAD', argument: 'config.json' });

@@ -44,8 +44,8 @@ async function nodeModules() {
   return { fs: fsm, path: pathm };
 }
 
-// Reads a fetch Response's body, calling onBytes(n) per chunk.
-async function responseBytes(response, onBytes) {
+/** Reads a fetch Response's body (or anything with a readable `body`), calling onBytes(n) per chunk. */
+export async function responseBytes(response, onBytes) {
   if (!response.body || !onBytes) return new Uint8Array(await response.arrayBuffer());
   const chunks = [];
   let total = 0;

@@ -4,10 +4,10 @@
 // little-endian host like every browser and Node platform.
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { attached, describe, options as checkOptions } from './args.js';
+import { attached, callback, describe, options as checkOptions } from './args.js';
 import { WasmHeap } from './heap.js';
 import { readBytes, resolveUrl } from './read_bytes.js';
-import { convertHint, sniff } from './pretrained.js';
+import { convertHint, responseBytes, sniff } from './pretrained.js';
 
 const pending = new Map();
 
@@ -103,12 +103,7 @@ function parse(heap, fn, u8) {
  */
 export async function loadSafetensors(ak, source, options) {
   const fn = 'loadSafetensors';
-  const { onProgress } = checkOptions(fn, options, ['onProgress']);
-  if (onProgress !== undefined && typeof onProgress !== 'function') {
-    throw new AttnkitError(`${fn}: onProgress must be a function, got ${describe(onProgress)}`, {
-      code: 'ERR_INVALID_ARGUMENT', argument: 'onProgress',
-    });
-  }
+  const onProgress = callback(fn, 'onProgress', checkOptions(fn, options, ['onProgress']).onProgress);
   if (source && typeof source === 'object' && typeof source.arrayBuffer === 'function' && 'body' in source) {
     if (!source.ok) {
       throw new AttnkitError(`${fn}: the response is HTTP ${source.status} ${source.statusText ?? ''}`.trim(), {
@@ -116,23 +111,9 @@ export async function loadSafetensors(ak, source, options) {
       });
     }
     const total = Number(source.headers?.get?.('content-length')) || undefined;
-    if (!source.body || !onProgress) return parse(await loaders(ak), fn, new Uint8Array(await source.arrayBuffer()));
-    const chunks = [];
     let loaded = 0;
-    for (const reader = source.body.getReader(); ;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      loaded += value.length;
-      onProgress(loaded, total);
-    }
-    const all = new Uint8Array(loaded);
-    let at = 0;
-    for (const c of chunks) {
-      all.set(c, at);
-      at += c.length;
-    }
-    return parse(await loaders(ak), fn, all);
+    const bytes = await responseBytes(source, onProgress && ((n) => onProgress((loaded += n), total)));
+    return parse(await loaders(ak), fn, bytes);
   }
   const bytes = bytesOf(fn, source);
   onProgress?.(bytes.length, bytes.length);

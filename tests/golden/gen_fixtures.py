@@ -1081,13 +1081,17 @@ def repo_folders():
             json.dump(obj, f, indent=2, ensure_ascii=False)
             f.write("\n")
 
+    def start(repo, model):
+        """The repo's folder, with the tiny model's config.json copied in; its config and tensors."""
+        d = os.path.join(dst, repo)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(src, model, "config.json")) as f:
+            config = json.load(f)
+        dump(d, "config.json", config)
+        return d, config, read_safetensors(os.path.join(src, model, "model.safetensors"))
+
     # --- BERT
-    d = os.path.join(dst, "bert")
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(src, "bert-tiny", "config.json")) as f:
-        config = json.load(f)
-    dump(d, "config.json", config)
-    tensors = read_safetensors(os.path.join(src, "bert-tiny", "model.safetensors"))
+    d, config, tensors = start("bert", "bert-tiny")
     tensors["bert.embeddings.position_ids"] = torch.arange(config["max_position_embeddings"], dtype=torch.int64)[None]
     write_safetensors(os.path.join(d, "model.safetensors"), tensors, {"format": "pt"})
     words = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "un", "##aff", "##able", "play", "##ing", "##s",
@@ -1122,12 +1126,7 @@ def repo_folders():
                                         "sep_token": "[SEP]", "mask_token": "[MASK]"})
 
     # --- GPT-2, sharded
-    d = os.path.join(dst, "gpt2")
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(src, "gpt2-tiny", "config.json")) as f:
-        config = json.load(f)
-    dump(d, "config.json", config)
-    tensors = read_safetensors(os.path.join(src, "gpt2-tiny", "model.safetensors"))
+    d, config, tensors = start("gpt2", "gpt2-tiny")
     names = list(tensors)
     shards = [names[: len(names) // 2], names[len(names) // 2:]]
     weight_map, total = {}, 0
