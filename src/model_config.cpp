@@ -297,6 +297,8 @@ Status model_spec_from_config(const char* text, std::size_t length, std::string&
   if (json_depth(text, length, kMaxJsonDepth) > kMaxJsonDepth) {
     return bad("config", "config.json nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   }
+  Status s = check_heap("config", 24.0 * static_cast<double>(length) + 65536);  // nlohmann's tree, asked first
+  if (!s.ok()) return s;
   const json j = json::parse(text, text + length, nullptr, false);
   if (j.is_discarded()) return bad("config", "config.json is not valid JSON");
   if (!j.is_object()) return bad("config", "config.json must be a JSON object");
@@ -307,7 +309,6 @@ Status model_spec_from_config(const char* text, std::size_t length, std::string&
   const std::string family = mt->get<std::string>();
   Reader r(j);
   json spec = {{"family", family}};
-  Status s;
   if (family == "bert" || family == "roberta") s = bert_like(r, j, family == "roberta", spec);
   else if (family == "gpt2") s = gpt2(r, spec);
   else if (family == "llama") s = llama(r, j, spec);

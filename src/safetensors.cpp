@@ -99,6 +99,10 @@ Status parse_safetensors_header(const char* header, uint64_t header_length, uint
   if (json_depth(header, n, kMaxJsonDepth) > kMaxJsonDepth) {
     return bad("header", "the header JSON nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   }
+  // nlohmann's tree takes up to ~24 heap bytes per input byte: ask before (a failed allocation
+  // inside it would abort the wasm instance).
+  s = check_heap("header", 24.0 * static_cast<double>(n) + 65536);
+  if (!s.ok()) return s;
   // Without exceptions: parse errors give a discarded value.
   const nlohmann::json j = nlohmann::json::parse(header, header + n, nullptr, false);
   if (j.is_discarded()) return bad("header", "the header is not valid JSON");

@@ -137,6 +137,27 @@ for (const ak of await backends()) {
     before.dispose();
   });
 
+  test(`${ak.backend}: file-given names are plain keys, and size products are bounded`, async () => {
+    // A .safetensors whose tensors are named like Object.prototype's members.
+    // (written as text: an object literal's __proto__ key would set the prototype instead)
+    const header = '{"__proto__": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, ' +
+      '"constructor": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}';
+    const text = new TextEncoder().encode(header.padEnd(Math.ceil(header.length / 8) * 8));
+    const file = new Uint8Array(8 + text.length + 8);
+    new DataView(file.buffer).setBigUint64(0, BigInt(text.length), true);
+    file.set(text, 8);
+    new DataView(file.buffer).setFloat32(8 + text.length, 1.5, true);
+    new DataView(file.buffer).setFloat32(8 + text.length + 4, 2.5, true);
+    const { tensors } = await ak.loadSafetensors(file);
+    assert.deepEqual(Object.keys(tensors).sort(), ['__proto__', 'constructor']);
+    assert.equal(tensors.__proto__.data[0], 1.5); // eslint-disable-line no-proto
+    assert.equal(tensors.constructor.data[0], 2.5);
+    // RoBERTa positions past int32, typeVocabSize x dim past 2^32, and a padding mask of 3-D ids.
+    assert.throws(() => ak.positionIds(1, 4, { inputIds: [5, 6, 7, 8], paddingIdx: 2147483647 }), (e) => e.code === 'ERR_OUT_OF_RANGE' && e.argument === 'paddingIdx');
+    assert.throws(() => new ak.Embeddings({ vocabSize: 4, dim: 65536, typeVocabSize: 65536 }), (e) => e.code === 'ERR_OUT_OF_RANGE' && e.argument === 'typeVocabSize * dim');
+    assert.throws(() => ak.paddingMask({ data: new Int32Array(8), dims: [2, 2, 2] }, 0), (e) => e.code === 'ERR_SHAPE_MISMATCH');
+  });
+
   test(`${ak.backend}: every public function throws only coded AttnkitErrors, and leaks nothing`, async () => {
     const q = t([1, 2, 3, 4]);
     const causal = ak.causalMask(3, 3);
@@ -173,7 +194,13 @@ for (const ak of await backends()) {
     const layer = new ak.EncoderLayer({ dim: 8, numHeads: 2, ffnDim: 16 });
     const emb = new ak.Embeddings({ vocabSize: 4, dim: 8 });
     const tok = await ak.Tokenizer.fromJSON(GOOD_TOKENIZER);
+    const bertDir = path.join(ROOT, 'tests/fixtures/repos/bert');
+    const model = await ak.Model.fromPretrained(bertDir);
     Object.assign(calls, {
+      'Model.forward': [(...a) => model.forward(...a), [[[2, 5, 3]], {}]],
+      'Model.fromPretrained': [(...a) => ak.Model.fromPretrained(...a), [bertDir, {}]],
+      'Tokenizer.fromPretrained': [(...a) => ak.Tokenizer.fromPretrained(...a), [bertDir, {}]],
+      'Tokenizer.batchDecode': [(...a) => tok.batchDecode(...a), [[[3, 4]], {}]],
       'MultiHeadAttention.forward': [(...a) => mha.forward(...a), [t([1, 3, 8]), {}]],
       'MultiHeadAttention.setWeights': [(...a) => mha.setWeights(...a), [{ qWeight: t([8, 8]) }]],
       'EncoderLayer.forward': [(...a) => layer.forward(...a), [t([1, 3, 8]), {}]],
@@ -193,6 +220,6 @@ for (const ak of await backends()) {
     assert.deepEqual(await run(), []);
     assert.equal(ak.mallocInUse(), core, 'the core heap is flat over a second sweep');
     assert.equal(heap.mallocInUse(), files, 'the loaders heap is flat over a second sweep');
-    for (const m of [mha, layer, emb, tok]) m.dispose();
+    for (const m of [mha, layer, emb, tok, model]) m.dispose();
   });
 }
