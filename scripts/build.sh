@@ -8,15 +8,28 @@ cd "$(dirname "$0")/.."
 export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
 jobs=$(nproc 2>/dev/null || echo 2)
 
+# Builds a CMake tree printing only its errors and warnings; a failed compile fails the script (the
+# old binaries must not be tested as if they were new).
+build() {
+  local status=0
+  cmake --build "$1" -j"$jobs" > "$1/build.log" 2>&1 || status=$?
+  grep -E 'error|warning' "$1/build.log" || true
+  if [ "$status" -ne 0 ]; then
+    tail -n 30 "$1/build.log" >&2
+    echo "build: cmake --build $1 failed (exit $status); the whole log is $1/build.log" >&2
+    exit "$status"
+  fi
+}
+
 what=${1:-all}
 if [ "$what" = all ] || [ "$what" = native ]; then
   [ -f build/native/CMakeCache.txt ] || cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build/native -j"$jobs" | grep -E 'error|warning' || true
+  build build/native
   test -x build/native/attnkit_tests
 fi
 if [ "$what" = all ] || [ "$what" = wasm ]; then
   [ -f build/wasm/CMakeCache.txt ] || emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build/wasm -j"$jobs" | grep -E 'error|warning' || true
+  build build/wasm
   test -f web/dist/attnkit-simd.wasm && test -f web/dist/attnkit-scalar.wasm && test -f web/dist/attnkit-loaders.wasm
   # The package's entry point: the wrapper's modules in one file (scripts/bundle.mjs).
   node scripts/bundle.mjs
