@@ -74,25 +74,34 @@ Status check_attention_mask(MaskKind kind, const double dims[4], double length, 
 }
 
 namespace ref {
-void attention(const AttentionArgs& a, float* score) {
+void attention(const AttentionArgs& a, float* score, bool exact) {
   // PyTorch's math path, element for element: every score is computed, masks are added (0 or
   // -inf; a boolean 0 or the causal limit adds -inf, as masked_fill into an additive bias does),
   // softmax propagates NaN, and the weighted sum includes zero weights (0 * NaN = NaN, as a matmul).
+  // On finite inputs (exact = false) masked keys and zero weights cannot change a result, and
+  // are skipped: the scalar build's speed.
   const AttentionShape& s = a.shape;
   const int group = s.heads / s.kv_heads, offset = s.kv_len - s.q_len;
   for (int b = 0; b < s.batch; ++b) {
     for (int h = 0; h < s.heads; ++h) {
       const int g = h / group;
       for (int i = 0; i < s.q_len; ++i) {
-        const float* q = a.q.row(b, h, i);
+        // q is scaled first, as nn.MultiheadAttention does (scale 0 stays 0 with a huge q.k).
+        float* q = score + s.kv_len;
+        const float* qr = a.q.row(b, h, i);
+        for (int c = 0; c < s.head_dim; ++c) q[c] = qr[c] * a.scale;
         const int p = offset + i;  // this query's position
         const std::size_t mrow = a.mask.row_offset(b, h, i);
         float max = kNegInf;
         bool nan = false;
         for (int j = 0; j < s.kv_len; ++j) {
+          if (!exact && ((a.causal && j > p) || (a.mask.kind == MaskKind::boolean && mask_term(a.mask, mrow, j) != 0.f))) {
+            score[j] = kNegInf;
+            continue;
+          }
           const float* k = a.k.row(b, g, j);
-          float x = 0;  // q is scaled first, as nn.MultiheadAttention does (scale 0 stays 0 with huge q.k)
-          for (int c = 0; c < s.head_dim; ++c) x += (q[c] * a.scale) * k[c];
+          float x = 0;
+          for (int c = 0; c < s.head_dim; ++c) x += q[c] * k[c];
           if (a.alibi) x += a.alibi[h] * static_cast<float>(j - p);
           x += mask_term(a.mask, mrow, j);
           if (a.causal && j > p) x += kNegInf;
@@ -114,6 +123,7 @@ void attention(const AttentionArgs& a, float* score) {
         for (int j = 0; j < s.kv_len; ++j) {
           const float wj = score[j] / sum;
           if (w) w[j] = wj;
+          if (!exact && wj == 0) continue;
           const float* v = a.v.row(b, g, j);
           for (int c = 0; c < s.v_dim; ++c) out[c] += wj * v[c];
         }
@@ -123,8 +133,8 @@ void attention(const AttentionArgs& a, float* score) {
 }
 
 void attention(const AttentionArgs& a) {
-  std::vector<float> score(static_cast<std::size_t>(std::max(a.shape.kv_len, 1)));
-  attention(a, score.data());
+  std::vector<float> score(static_cast<std::size_t>(a.shape.kv_len) + a.shape.head_dim);
+  attention(a, score.data(), true);
 }
 }  // namespace ref
 
@@ -168,11 +178,18 @@ bool attention_needs_reference(const AttentionArgs& a) {
   const double qs = q * std::fabs(a.scale);  // the kernel scales q first: that must stay finite too
   if (!(qs < kSafe && k < kSafe && qs * k * s.head_dim + bias < kSafe && v * std::max(s.kv_len, 1) < kSafe)) return true;
   if (a.mask.kind == MaskKind::additive) {
-    // -inf (masked) and any finite value are fine; NaN and +inf are not.
+    // The kernel scales masks by log2(e), saturating at the lowest float. Fine: -inf (masked),
+    // values within +-FLT_MAX / log2(e), and the lowest float itself (Hugging Face's finfo.min,
+    // whose rows stay a softmax). Anything else (NaN, +inf, other values beyond that range,
+    // which saturation would make equal) goes to the reference.
+    constexpr float kLowest = std::numeric_limits<float>::lowest(), kRange = 2.3e38f;
     const std::size_t n = static_cast<std::size_t>(a.mask.dims[0]) * a.mask.dims[1] * a.mask.dims[2] * a.mask.dims[3];
     const float* m = static_cast<const float*>(a.mask.data);
     bool bad = false;
-    for (std::size_t i = 0; i < n; ++i) bad |= !(m[i] < std::numeric_limits<float>::infinity());
+    for (std::size_t i = 0; i < n; ++i) {
+      const float x = m[i];
+      bad |= !((x >= -kRange && x <= kRange) || x == kLowest || x == -std::numeric_limits<float>::infinity());
+    }
     if (bad) return true;
   }
   return false;
@@ -181,15 +198,16 @@ bool attention_needs_reference(const AttentionArgs& a) {
 Status attention(const AttentionArgs& a) {
   Status s = check_attention_scale(a.scale);
   if (!s.ok()) return s;
+  const bool special = attention_needs_reference(a);
 #if ATTNKIT_HAVE_SIMD
-  const bool reference = attention_needs_reference(a);
+  const bool reference = special;
 #else
   const bool reference = true;
 #endif
   if (reference) {
-    float* row = static_cast<float*>(std::malloc(sizeof(float) * std::max(a.shape.kv_len, 1)));
+    float* row = static_cast<float*>(std::malloc(sizeof(float) * (static_cast<std::size_t>(a.shape.kv_len) + a.shape.head_dim)));
     if (!row) return Status::error(Code::out_of_memory, "keyLength", "could not allocate the attention row");
-    ref::attention(a, row);
+    ref::attention(a, row, special);
     std::free(row);
     return s;
   }

@@ -118,10 +118,12 @@ std::size_t attention_scratch_floats(const AttentionShape& shape, bool weights);
 bool attention_needs_reference(const AttentionArgs& args);
 
 namespace ref {
-// One query row at a time: scores, softmax, weighted sum. `scores`: kv_len floats of scratch.
-// O(Lk) memory, readable, slow.
-void attention(const AttentionArgs& args, float* scores);
-void attention(const AttentionArgs& args);  // the same with its own scratch (tests)
+// One query row at a time: scores, softmax, weighted sum. `scores`: kv_len + head_dim floats of
+// scratch (the row's scores, then its scaled query).
+// O(Lk) memory, readable, slow. exact = false (inputs without special values) skips masked keys
+// and zero weights, which cannot change a finite result.
+void attention(const AttentionArgs& args, float* scores, bool exact);
+void attention(const AttentionArgs& args);  // exact, with its own scratch (tests)
 }  // namespace ref
 
 namespace simd {

@@ -5,14 +5,15 @@
 // the group and per block of kMR queries:
 //   for each key tile (kTile keys, stopping at the block's causal limit):
 //     S = Q_blk K_tile^T                       (qk_tile: kMR x kNR register block)
-//     s = S + alibi + mask; m' = max(m, rowmax s); p = 2^((s - m') log2 e)
-//     l = l * 2^((m - m') log2 e) + sum p;  O = O * that factor + P V_tile   (pv_tile)
+//     s = S + alibi + mask; m' = max(m, rowmax s); p = 2^(s - m')
+//     l = l * 2^(m - m') + sum p;  O = O * 2^(m - m') + P V_tile   (pv_tile)
 //   out = O / l   (0 where every key was masked)
-// The queries are pre-multiplied by scale when they are broadcast for the block. Scores stay in
-// natural units and log2(e) is applied after the max is subtracted: a score of -3.4e38 (a
-// finfo.min mask) must not overflow to -inf, or a row of them would read as masked.
-// attention() runs this kernel only on finite inputs far from overflow (see
-// attention_needs_reference), so no NaN or +inf reaches it.
+// Scores are kept in log2 units: the queries are pre-multiplied by scale * log2(e) when they are
+// broadcast for the block, so the softmax needs neither a scaling pass nor a multiply in exp.
+// An additive mask is scaled by log2(e) too, saturating at -FLT_MAX: Hugging Face's finfo.min
+// (-3.4e38) would overflow to -inf and a row of it read as masked, where PyTorch gives a uniform
+// softmax. attention() runs this kernel only on finite inputs far from overflow, whose masks hold
+// no other value beyond that range (attention_needs_reference), so no NaN or +inf reaches it.
 // Without FMA in SIMD128 each multiply-add is two instructions; the microkernels load both
 // operands as whole vectors (queries and probabilities are stored pre-broadcast) so that loads
 // and loop overhead stay small next to the arithmetic.
@@ -148,17 +149,17 @@ struct RowContext {
   std::size_t mask_row;
 };
 
-// Turns row s[0..np) (dots of keys j0 + jj, already times scale) into probabilities
-// p = e^(score - m'), updating the running max m and sum l; writes p broadcast
-// into pb (row r of [np][kMR] vectors); returns alpha = e^(m_old - m'), the factor
+// Turns row s[0..np) (dots of keys j0 + jj, already times scale * log2 e) into probabilities
+// p = 2^(score - m') in log2 units, updating the running max m and sum l; writes p broadcast
+// into pb (row r of [np][kMR] vectors); returns alpha = 2^(m_old - m'), the factor
 // for the row's partial output. Keys jj >= n are padding.
 template <class Arch>
 struct softmax_tile_row {
   float operator()(Arch, float* s, float* pb, int r, int j0, int n, int np, const RowContext& rc, float& m,
                    float& l) const {
     constexpr float kLog2e = 1.44269504088896341f;
-    if (rc.slope != 0.f) {  // ALiBi: + slope * (j - p)
-      const bf slope(rc.slope);
+    if (rc.slope != 0.f) {  // ALiBi: + slope * (j - p), in log2 units
+      const bf slope(rc.slope * kLog2e);
       alignas(64) float iota[kN];
       for (int t = 0; t < kN; ++t) iota[t] = static_cast<float>(t);
       bf dist = bf::load_aligned(iota) + bf(static_cast<float>(j0 - rc.position));
@@ -167,9 +168,15 @@ struct softmax_tile_row {
     }
     if (rc.mask->kind == MaskKind::additive) {
       const float* mrow = static_cast<const float*>(rc.mask->data) + rc.mask_row + j0;
+      // -inf stays -inf (masked); a finite value saturates at the lowest float.
+      constexpr float kLowest = std::numeric_limits<float>::lowest();
+      const bf log2e(kLog2e), lowest(kLowest);
       int jj = 0;
-      for (; jj + kN <= n; jj += kN) (bf::load_aligned(s + jj) + bf::load_unaligned(mrow + jj)).store_aligned(s + jj);
-      for (; jj < n; ++jj) s[jj] += mrow[jj];
+      for (; jj + kN <= n; jj += kN) {
+        const bf m = bf::load_unaligned(mrow + jj);
+        (bf::load_aligned(s + jj) + xsimd::select(m >= lowest, xsimd::max(m * log2e, lowest), m)).store_aligned(s + jj);
+      }
+      for (; jj < n; ++jj) s[jj] += mrow[jj] >= kLowest ? std::max(mrow[jj] * kLog2e, kLowest) : mrow[jj];
     } else if (rc.mask->kind == MaskKind::boolean) {
       const uint8_t* mrow = static_cast<const uint8_t*>(rc.mask->data) + rc.mask_row + j0;
       for (int jj = 0; jj < n; ++jj)
@@ -188,17 +195,16 @@ struct softmax_tile_row {
 
     const float m_new = std::max(m, tile_max);
     const bf shift(m_new == kNegInf ? 0.f : m_new);  // nothing visible yet: every p is 2^-inf = 0
-    const bf log2e(kLog2e);
     const exp2_nonpositive<Arch> exp2;
     bf sum(0.f);
     float* pr = pb + r * kN;
     for (int jj = 0; jj < np; jj += kN) {
-      const bf p = exp2((bf::load_aligned(s + jj) - shift) * log2e);
+      const bf p = exp2(bf::load_aligned(s + jj) - shift);
       broadcast_lanes<Arch>(p, pr + static_cast<std::size_t>(jj) * kMR * kN, std::make_integer_sequence<unsigned, kN>{});
       sum += p;
     }
     if (m_new == kNegInf) return 1.f;
-    const float alpha = m == kNegInf ? 0.f : std::exp2((m - m_new) * kLog2e);
+    const float alpha = m == kNegInf ? 0.f : std::exp2(m - m_new);
     l = l * alpha + xsimd::hadd(sum);
     m = m_new;
     return alpha;
@@ -239,7 +245,7 @@ void attention(const AttentionArgs& a, float* scratch) {
   float* P = S + static_cast<std::size_t>(kMR) * tile;         // [tile][kMR] broadcast vectors
   float* Q = P + static_cast<std::size_t>(tile) * kMR * kN;    // [kBlocks][d][kMR] broadcast vectors
   float* O = Q + static_cast<std::size_t>(kBlocks) * d * kMR * kN;  // [kBlocks][kMR][dv]
-  const float qscale = a.scale;
+  const float qscale = a.scale * 1.44269504088896341f;         // scores in log2 units
 
   for (int b = 0; b < s.batch; ++b) {
     for (int g = 0; g < s.kv_heads; ++g) {
