@@ -44,8 +44,11 @@ export class Embeddings extends HandleModule {
 
   // Each weight's dims (setWeights checks tensors against them).
   _shapes() {
-    const { vocabSize: V, dim: D, maxPositions: P, typeVocabSize: T } = this.config;
-    return { word: [V, D], position: [P, D], tokenType: [T, D], normWeight: [D], normBias: [D] };
+    const c = this.config, D = [c.dim, 'dim'];
+    return {
+      word: [[c.vocabSize, 'vocabSize'], D], position: [[c.maxPositions, 'maxPositions'], D],
+      tokenType: [[c.typeVocabSize, 'typeVocabSize'], D], normWeight: [D], normBias: [D],
+    };
   }
 
   /**

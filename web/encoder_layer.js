@@ -45,11 +45,12 @@ export function layerSettings(fn, options) {
 /** Dims of the norms' (norm1 .. normN) and the feed-forward's weights for a layer config. */
 export function layerShapes(c, norms) {
   const w = (out, inp) => (c.weightLayout === 'inOut' ? [inp, out] : [out, inp]);
+  const F = [c.ffnDim, 'ffnDim'], D = [c.dim, 'dim'];
   const shapes = {
-    'linear1.weight': w(c.ffnDim, c.dim), 'linear1.bias': [c.ffnDim], 'gate.weight': w(c.ffnDim, c.dim),
-    'gate.bias': [c.ffnDim], 'linear2.weight': w(c.dim, c.ffnDim), 'linear2.bias': [c.dim],
+    'linear1.weight': w(F, D), 'linear1.bias': [F], 'gate.weight': w(F, D), 'gate.bias': [F],
+    'linear2.weight': w(D, F), 'linear2.bias': [D],
   };
-  for (let i = 1; i <= norms; i++) shapes[`norm${i}.weight`] = shapes[`norm${i}.bias`] = [c.dim];
+  for (let i = 1; i <= norms; i++) shapes[`norm${i}.weight`] = shapes[`norm${i}.bias`] = [D];
   return shapes;
 }
 

@@ -79,9 +79,10 @@ export class HandleModule extends OwnedHandle {
       const t = floatInput(fn, key, value);
       // A tensor's dims must be the weight's shape (a transposed or flattened one has the right
       // count and the wrong meaning); a bare Float32Array is read in the module's layout.
-      const want = this._shapes?.()[name];
-      if (want && !(value instanceof Float32Array) && (t.dims.length !== want.length || t.dims.some((d, i) => d !== want[i]))) {
-        throw new AttnkitError(`${fn}: ${key} has dims ${JSON.stringify(t.dims)}, expected ${JSON.stringify(want)}`, {
+      const want = this._shapes?.()[name]; // [[size, what sets it], ...]
+      if (want && !(value instanceof Float32Array) && (t.dims.length !== want.length || t.dims.some((d, i) => d !== want[i][0]))) {
+        throw new AttnkitError(`${fn}: ${key} has dims ${JSON.stringify(t.dims)}, expected ` +
+          `${JSON.stringify(want.map(([n]) => n))} (${want.map(([, what]) => what).join(', ')})`, {
           code: 'ERR_SHAPE_MISMATCH', argument: key,
         });
       }

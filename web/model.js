@@ -34,6 +34,11 @@ export const FAMILIES = {
     },
     final: {},
     ignore: /^embeddings\.position_ids$|^embeddings\.token_type_ids$/,
+    configKeys: {
+      dim: 'hidden_size', numHeads: 'num_attention_heads', numKvHeads: 'num_attention_heads', headDim: 'head size',
+      ffnDim: 'intermediate_size', vocabSize: 'vocab_size', maxPositions: 'max_position_embeddings',
+      typeVocabSize: 'type_vocab_size',
+    },
   },
   gpt2: {
     prefixes: ['transformer.'],
@@ -50,6 +55,10 @@ export const FAMILIES = {
     },
     final: { 'ln_f.weight': 'weight', 'ln_f.bias': 'bias' },
     ignore: /^h\.\d+\.attn\.(bias|masked_bias)$/, // the causal-mask buffers of older checkpoints
+    configKeys: {
+      dim: 'n_embd', numHeads: 'n_head', numKvHeads: 'n_head', headDim: 'head size', ffnDim: 'n_inner',
+      vocabSize: 'vocab_size', maxPositions: 'n_positions',
+    },
   },
   llama: {
     prefixes: ['model.'],
@@ -68,6 +77,10 @@ export const FAMILIES = {
     },
     final: { 'norm.weight': 'weight' },
     ignore: /^layers\.\d+\.self_attn\.rotary_emb\.inv_freq$/,
+    configKeys: {
+      dim: 'hidden_size', numHeads: 'num_attention_heads', numKvHeads: 'num_key_value_heads', headDim: 'head_dim',
+      ffnDim: 'intermediate_size', vocabSize: 'vocab_size', maxPositions: 'max_position_embeddings',
+    },
   },
 };
 FAMILIES.roberta = FAMILIES.bert;
@@ -180,14 +193,17 @@ export class Model {
         code: 'ERR_INVALID_ARGUMENT', argument: missing,
       });
     }
-    // Errors from the modules name our weight; say the checkpoint's name instead.
+    // Errors from the modules name our weight and our options; say the checkpoint's tensor and
+    // the config.json settings instead.
+    const keys = f.configKeys;
     const named = (where, set) => {
       try {
         set();
       } catch (e) {
         const full = source.get(`${where}/${e.argument}`);
         if (full && e instanceof AttnkitError) {
-          throw new AttnkitError(`${fn}: '${full}' ${e.message.replace(/^setWeights: \S+ /, '')}`, { code: e.code, argument: full });
+          const text = e.message.replace(/^setWeights: \S+ /, '').replace(/\b(numKvHeads|numHeads|headDim|ffnDim|vocabSize|maxPositions|typeVocabSize|dim)\b/g, (k) => keys[k] ?? k);
+          throw new AttnkitError(`${fn}: '${full}' ${text}`, { code: e.code, argument: full });
         }
         throw e;
       }

@@ -69,14 +69,18 @@ export function attentionConfig(fn, {
 
 /**
  * Dims of the attention weights for a config (`prefix` + name), in its weight layout: [out, in]
- * for 'outIn' (nn.Linear), [in, out] for 'inOut' (GPT-2's Conv1D).
+ * for 'outIn' (nn.Linear), [in, out] for 'inOut' (GPT-2's Conv1D). Each dim is [size, what sets
+ * it] (the option names, which error messages show).
  */
 export function attentionShapes(c, prefix = '') {
-  const hd = c.headDim, H = c.numHeads * hd, G = c.numKvHeads * hd;
+  const hd = c.headDim, H = [c.numHeads * hd, 'numHeads * headDim'], G = [c.numKvHeads * hd, 'numKvHeads * headDim'];
+  const D = [c.dim, 'dim'];
   const w = (out, inp) => (c.weightLayout === 'inOut' ? [inp, out] : [out, inp]);
   const shapes = {
-    qWeight: w(H, c.dim), kWeight: w(G, c.kdim), vWeight: w(G, c.vdim), inProjWeight: w(H + 2 * G, c.dim),
-    outWeight: w(c.dim, H), qBias: [H], kBias: [G], vBias: [G], inProjBias: [H + 2 * G], outBias: [c.dim],
+    qWeight: w(H, D), kWeight: w(G, [c.kdim, 'kdim']), vWeight: w(G, [c.vdim, 'vdim']),
+    inProjWeight: w([H[0] + 2 * G[0], '(numHeads + 2 numKvHeads) * headDim'], D),
+    outWeight: w(D, H), qBias: [H], kBias: [G], vBias: [G], inProjBias: [[H[0] + 2 * G[0], '(numHeads + 2 numKvHeads) * headDim']],
+    outBias: [D],
   };
   return Object.fromEntries(Object.entries(shapes).map(([k, v]) => [prefix + k, v]));
 }
