@@ -1,5 +1,5 @@
 // `npm run bench [-- section ...]`: attnkit against its peers, measured in the same run.
-// Sections: load, positional, embeddings, attention, model (default: all). Prints markdown tables; writes bench/results/last.json.
+// Sections: load, positional, embeddings, attention, model, memory (default: all). Prints markdown tables; writes bench/results/last.json.
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -9,6 +9,7 @@ import { ROOT, fresh, fmt, interleaved, stats, table } from './lib.mjs';
 import { benchEmbeddings } from './embeddings.mjs';
 import { benchAttention } from './attention.mjs';
 import { benchModel } from './model.mjs';
+import { benchLoadMemory } from './load_memory.mjs';
 
 const results = { machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version, v8: process.versions.v8 } };
 const sections = process.argv.slice(2);
@@ -121,6 +122,13 @@ if (want('attention')) {
 
 if (want('embeddings')) {
   results.embeddings = await benchEmbeddings({ simd: await load({ simd: true }), scalar: await load({ simd: false }) });
+}
+
+if (want('memory')) {
+  const { rows, results: r } = benchLoadMemory();
+  results.memory = r;
+  table('Loading a BERT-base-sized checkpoint (110 M parameters, 420 MiB of float32): peak memory, fresh process each',
+    ['file dtype', 'path', 'file MB', 'peak MB above baseline', 'wasm heap MB', 'peak / float32 weights', 'ms'], rows);
 }
 
 if (want('model')) {

@@ -4,6 +4,7 @@
 // MultiHeadAttention, EncoderLayer, DecoderLayer).
 import { AttnkitError } from './errors.js';
 import { describe, floatInput } from './args.js';
+import { StoredTensor } from './safetensors.js';
 
 const finalizer = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry(({ m, free, handle }) => m[free](handle))
@@ -76,7 +77,15 @@ export class HandleModule extends OwnedHandle {
         });
       }
       if (value === undefined) continue;
-      const t = floatInput(fn, key, value);
+      // A tensor still in its file's bytes is copied straight into wasm memory below; anything
+      // else must be float32 data.
+      const stored = value instanceof StoredTensor;
+      if (stored && value.type !== 'float32') {
+        throw new AttnkitError(`${fn}: ${key} holds ${value.type} values; weights are floating-point`, {
+          code: 'ERR_INVALID_ARGUMENT', argument: key,
+        });
+      }
+      const t = stored ? value : floatInput(fn, key, value);
       // A tensor's dims must be the weight's shape (a transposed or flattened one has the right
       // count and the wrong meaning); a bare Float32Array is read in the module's layout.
       const want = this._shapes?.()[name]; // [[size, what sets it], ...]
@@ -86,13 +95,15 @@ export class HandleModule extends OwnedHandle {
           code: 'ERR_SHAPE_MISMATCH', argument: key,
         });
       }
-      given.push([which, t.data]);
+      given.push([which, stored ? value.size : t.data.length, stored ? value : t.data]);
     }
     const { weight } = this._rawNames;
-    for (const [which, data] of given) this._ak._raw(fn, weight, [this._handle, which, data.length, true]);
-    for (const [which, data] of given) {
-      const [ptr] = this._ak._raw(fn, weight, [this._handle, which, data.length, false]);
-      this._ak._m.HEAPF32.set(data, ptr >>> 2); // a fresh view: nothing allocates in between
+    for (const [which, count] of given) this._ak._raw(fn, weight, [this._handle, which, count, true]);
+    for (const [which, count, data] of given) {
+      const [ptr] = this._ak._raw(fn, weight, [this._handle, which, count, false]);
+      // Fresh views: nothing allocates in the core module in between.
+      if (data instanceof StoredTensor) data.writeTo(this._ak._m, ptr);
+      else this._ak._m.HEAPF32.set(data, ptr >>> 2);
     }
     return this;
   }

@@ -6,7 +6,7 @@ import { Tensor } from './tensor.js';
 import { boolean, callback, describe, idsInput, options as checkOptions, textInput } from './args.js';
 import { Embeddings } from './embeddings.js';
 import { EncoderLayer } from './encoder_layer.js';
-import { loaders, loadSafetensors } from './safetensors.js';
+import { loaders, loadSafetensors, storedSafetensors } from './safetensors.js';
 import { convertHint, fileSource, readJson, sniff } from './pretrained.js';
 
 // Per family: the checkpoint prefixes to strip (heads' checkpoints nest the base model), and each
@@ -386,7 +386,7 @@ export async function readCheckpoint(ak, source, options) {
     const bytes = await src.bytes(f, onProgress && ((n) => onProgress((loaded += n), total)));
     let state;
     try {
-      state = await loadSafetensors(ak, bytes);
+      state = await storedSafetensors(ak, bytes); // tensors stay in the file's bytes until written
     } catch (e) {
       if (e instanceof AttnkitError) throw new AttnkitError(`${fn}: ${src.where(f)}: ${e.message}`, { code: e.code, argument: f });
       throw e;

@@ -56,7 +56,58 @@ const INTEGER_DTYPES = {
   12: ['uint64', BigUint64Array],
 };
 
-// Parses a whole file with the loaders module `heap`: {tensors: {name: Tensor}, metadata}.
+const DTYPE_BYTES = [4, 2, 2, 8, 8, 4, 2, 1, 1, 1, 2, 4, 8];
+const CONVERT_CHUNK = 1 << 20; // elements converted at a time when writing F16/BF16/F64 into a module
+
+/**
+ * A tensor still in its file's bytes: dims and type are known, `data` is converted on first use,
+ * and a module copies it straight into its wasm memory (`writeTo`) with no float32 copy of the
+ * whole tensor in JavaScript. Model.fromPretrained reads checkpoints this way.
+ */
+export class StoredTensor {
+  constructor(heap, fn, bytes, entry) {
+    this._heap = heap;
+    this._fn = fn;
+    this._raw = bytes.subarray(entry.begin, entry.end);
+    this._dtype = entry.dtype;
+    this._data = null;
+    this.type = INTEGER_DTYPES[entry.dtype]?.[0] ?? 'float32';
+    this.dims = entry.shape;
+    this.size = entry.shape.reduce((a, b) => a * b, 1);
+  }
+
+  get data() {
+    if (!this._data) this._data = convert(this._heap, this._fn, this._raw, this._dtype, this.size);
+    return this._data;
+  }
+
+  /** Writes the float32 values into the wasm memory of `module` (an Emscripten module) at byte offset `ptr`. */
+  writeTo(module, ptr) {
+    if (this._dtype === 0) {
+      new Uint8Array(module.HEAPU8.buffer, ptr, this._raw.length).set(this._raw);
+      return;
+    }
+    const width = DTYPE_BYTES[this._dtype];
+    for (let i = 0; i < this.size; i += CONVERT_CHUNK) {
+      const n = Math.min(CONVERT_CHUNK, this.size - i);
+      const part = convert(this._heap, this._fn, this._raw.subarray(i * width, (i + n) * width), this._dtype, n);
+      new Float32Array(module.HEAPU8.buffer, ptr + 4 * i, n).set(part);
+    }
+  }
+}
+
+// count values of a dtype (raw little-endian bytes) -> a typed array of their type.
+function convert(heap, fn, raw, dtype, count) {
+  const integer = INTEGER_DTYPES[dtype];
+  if (integer || dtype === 0) {
+    const data = new (integer ? integer[1] : Float32Array)(count);
+    new Uint8Array(data.buffer).set(raw); // a copy: the file's bytes may sit at any alignment
+    return data;
+  }
+  return heap._withInputs([raw], ([p]) => heap._call(fn, '_toFloat32', [p, count, dtype]));
+}
+
+// Validates a whole file's header with the loaders module `heap`: {tensors: {name: StoredTensor}, metadata}.
 function parse(heap, fn, u8) {
   const size = u8.length;
   const headerLength = size >= 8 ? Number(new DataView(u8.buffer, u8.byteOffset, 8).getBigUint64(0, true)) : 0;
@@ -76,25 +127,23 @@ function parse(heap, fn, u8) {
   heap._withInputs([u8.subarray(8, 8 + headerLength)], ([ph]) => heap._raw(fn, '_safetensorsIndex', [ph, headerLength, size]));
   const index = JSON.parse(heap._m._safetensorsIndexJson());
   const tensors = Object.create(null); // file-given names as keys: '__proto__' is a name like any other
-  for (const t of index.tensors) {
-    const raw = u8.subarray(t.begin, t.end);
-    const count = t.shape.reduce((a, b) => a * b, 1);
-    const integer = INTEGER_DTYPES[t.dtype];
-    let data, type = 'float32';
-    if (integer) {
-      const [name, Type] = integer;
-      type = name;
-      data = new Type(count);
-      new Uint8Array(data.buffer).set(raw); // a copy: the file's bytes may sit at any alignment
-    } else if (t.dtype === 0) {
-      data = new Float32Array(count);
-      new Uint8Array(data.buffer).set(raw);
-    } else {
-      data = heap._withInputs([raw], ([p]) => heap._call(fn, '_toFloat32', [p, count, t.dtype]));
-    }
-    tensors[t.name] = new Tensor(type, data, t.shape);
-  }
+  for (const t of index.tensors) tensors[t.name] = new StoredTensor(heap, fn, u8, t);
   return { tensors, metadata: index.metadata };
+}
+
+/** The tensors of a file's bytes as StoredTensors (Model.fromPretrained's path). */
+export async function storedSafetensors(ak, bytes) {
+  return parse(await loaders(ak), 'Model.fromPretrained', bytes);
+}
+
+// Every StoredTensor of a parse as a Tensor (loadSafetensors' result).
+function materialize({ tensors, metadata }) {
+  const out = Object.create(null);
+  for (const name of Object.keys(tensors)) {
+    const t = tensors[name];
+    out[name] = new Tensor(t.type, t.data, t.dims);
+  }
+  return { tensors: out, metadata };
 }
 
 /**
@@ -113,9 +162,9 @@ export async function loadSafetensors(ak, source, options) {
     const total = Number(source.headers?.get?.('content-length')) || undefined;
     let loaded = 0;
     const bytes = await responseBytes(source, onProgress && ((n) => onProgress((loaded += n), total)));
-    return parse(await loaders(ak), fn, bytes);
+    return materialize(parse(await loaders(ak), fn, bytes));
   }
   const bytes = bytesOf(fn, source);
   onProgress?.(bytes.length, bytes.length);
-  return parse(await loaders(ak), fn, bytes);
+  return materialize(parse(await loaders(ak), fn, bytes));
 }

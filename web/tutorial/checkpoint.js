@@ -68,7 +68,7 @@ export async function loadCheckpoint(ak, files) {
     preNorm: L.normPlacement === 'post' ? null : { gamma: layer0('norm1.weight'), beta: layer0('norm1.bias'), eps: L.eps },
     out: layer0('outWeight'), outBias: layer0('outBias'),
     tensorCount: Object.keys(st.tensors).length,
-    parameters: Object.values(st.tensors).reduce((n, x) => n + x.data.length, 0),
+    parameters: Object.values(st.tensors).reduce((n, x) => n + x.size, 0),
     unused: model.unusedWeights,
   };
   if (spec.family === 'gpt2') {
