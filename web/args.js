@@ -181,7 +181,14 @@ export const optionalNumber = (fn, name, v, dflt) => (v === undefined ? dflt : n
 
 /** A text file given as a string, bytes (UTF-8), a parsed JSON object or a fetch Response -> its text. */
 export async function textInput(fn, name, x) {
-  if (typeof Response === 'function' && x instanceof Response) return x.text();
+  if (typeof Response === 'function' && x instanceof Response) {
+    if (!x.ok) {
+      throw new AttnkitError(`${fn}: ${name} is an HTTP ${x.status} ${x.statusText ?? ''} response${x.url ? ` for ${x.url}` : ''}`.replace(/ +response/, ' response'), {
+        code: 'ERR_LOAD', argument: name,
+      });
+    }
+    return x.text();
+  }
   if (x instanceof ArrayBuffer || ArrayBuffer.isView(x)) return new TextDecoder().decode(attached(fn, name, x));
   if (typeof x === 'string') return x;
   if (x && typeof x === 'object') return JSON.stringify(x);

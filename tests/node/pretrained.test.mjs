@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT, assertClose, backends, fixture } from './helpers.mjs';
 import { startServer } from '../../scripts/serve.mjs';
+import { loaders } from '../../web/safetensors.js';
 
 const REPOS = path.join(ROOT, 'tests/fixtures/repos');
 const cases = Object.fromEntries(fixture('models.json').cases.map((c) => [c.name, c]));
@@ -48,6 +49,14 @@ for (const ak of await backends()) {
       { attentionMask: { data: Int32Array.from(c.attentionMask), dims: c.dims }, tokenTypeIds: { data: Int32Array.from(c.tokenTypeIds), dims: c.dims } });
     assertClose(r.lastHiddenState.data, c.hiddenStates.at(-1), 'bert from an object, int64 ids', 1e-4, 1e-3);
     fromObject.dispose();
+  });
+
+  test(`${ak.backend}: the RoBERTa (F16) and LLaMA (BF16, GQA, RoPE scaling) fixture folders load by path and match PyTorch`, async () => {
+    for (const [name, dir] of [['roberta-tiny-f16', 'models/roberta-tiny-f16'], ['llama-tiny-bf16', 'models/llama-tiny-bf16']]) {
+      const model = await ak.Model.fromPretrained(path.join(ROOT, 'tests/fixtures', dir));
+      checkForward(model, cases[name], name);
+      model.dispose();
+    }
   });
 
   test(`${ak.backend}: Tokenizer.fromPretrained takes the pad token, model_max_length and padding_side from the config files`, async () => {
@@ -123,6 +132,24 @@ for (const ak of await backends()) {
       fs.rmSync(dir, { recursive: true, force: true });
     }
     await assert.rejects(ak.Model.fromPretrained(`${base}/nothing-here/`), (e) => e.code === 'ERR_LOAD' && /no config.json/.test(e.message));
+    // A 404 Response given as a file is a load error with its status, not "not valid JSON".
+    await assert.rejects(ak.Tokenizer.fromJSON(await fetch(`${base}/nothing-here/tokenizer.json`)),
+      (e) => e.code === 'ERR_LOAD' && /HTTP 404/.test(e.message));
+    await assert.rejects(ak.Model.fromPretrained({ config: await fetch(`${base}/nothing-here/config.json`), weights: new Uint8Array(8) }),
+      (e) => e.code === 'ERR_LOAD' && /HTTP 404/.test(e.message));
+    // Repeated failures leave both wasm heaps as they were.
+    const heap = await loaders(ak);
+    const bad = { 'config.json': fs.readFileSync(path.join(REPOS, 'bert', 'config.json')), 'model.safetensors': new Uint8Array([0x50, 0x4b, 3, 4, 0, 0, 0, 0, 0]) };
+    const fail = async () => {
+      for (let i = 0; i < 20; i++) {
+        await assert.rejects(ak.Model.fromPretrained(bad));
+        await assert.rejects(ak.Tokenizer.fromPretrained({ 'tokenizer.json': '{"model": {"type": "WordPiece", "vocab": {"a": -1}}}' }));
+      }
+    };
+    await fail();
+    const [core, files] = [ak.mallocInUse(), heap.mallocInUse()];
+    await fail();
+    assert.deepEqual([ak.mallocInUse(), heap.mallocInUse()], [core, files], 'no leak over repeated failures');
     await assert.rejects(ak.Model.fromPretrained(42), (e) => e.code === 'ERR_INVALID_ARGUMENT' && e.argument === 'source');
     await assert.rejects(ak.Model.fromPretrained(path.join(REPOS, 'bert'), { on_progress: () => {} }),
       (e) => e.message.includes("did you mean 'onProgress'?"));
