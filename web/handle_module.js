@@ -59,6 +59,13 @@ export class HandleModule extends OwnedHandle {
    * bad weight leaves the module unchanged.
    */
   setWeights(weights) {
+    this._writeWeights(this._checkWeights(weights));
+    return this;
+  }
+
+  // Every check setWeights makes (names, types, dims, and the C++ side's sizes), nothing written:
+  // returns the plan _writeWeights carries out. Model checks all its modules before it writes any.
+  _checkWeights(weights) {
     const fn = 'setWeights';
     this._live(fn);
     if (!weights || typeof weights !== 'object') {
@@ -99,12 +106,15 @@ export class HandleModule extends OwnedHandle {
     }
     const { weight } = this._rawNames;
     for (const [which, count] of given) this._ak._raw(fn, weight, [this._handle, which, count, true]);
+    return given;
+  }
+
+  _writeWeights(given) {
     for (const [which, count, data] of given) {
-      const [ptr] = this._ak._raw(fn, weight, [this._handle, which, count, false]);
+      const [ptr] = this._ak._raw('setWeights', this._rawNames.weight, [this._handle, which, count, false]);
       // Fresh views: nothing allocates in the core module in between.
       if (data instanceof StoredTensor) data.writeTo(this._ak._m, ptr);
       else this._ak._m.HEAPF32.set(data, ptr >>> 2);
     }
-    return this;
   }
 }

@@ -196,9 +196,9 @@ export class Model {
     // Errors from the modules name our weight and our options; say the checkpoint's tensor and
     // the config.json settings instead.
     const keys = f.configKeys;
-    const named = (where, set) => {
+    const named = (where, check) => {
       try {
-        set();
+        return check();
       } catch (e) {
         const full = source.get(`${where}/${e.argument}`);
         if (full && e instanceof AttnkitError) {
@@ -208,16 +208,20 @@ export class Model {
         throw e;
       }
     };
-    named('embeddings', () => this.embeddings.setWeights(emb));
-    this.layers.forEach((l, i) => named(`layer ${i}`, () => l.setWeights(layers[i])));
-    for (const k of Object.keys(final)) {
+    // Every module's weights are checked before any is written.
+    const plans = [named('embeddings', () => this.embeddings._checkWeights(emb)),
+      ...this.layers.map((l, i) => named(`layer ${i}`, () => l._checkWeights(layers[i])))];
+    const finals = Object.keys(final).map((k) => {
       const t = final[k]?.data ?? final[k];
       if (!(t instanceof Float32Array) || t.length !== this.spec.layer.dim) {
         throw new AttnkitError(`${fn}: the final norm's ${k} must be a Float32Array of ${this.spec.layer.dim}, got ${describe(t)}`,
-          { code: 'ERR_SHAPE_MISMATCH', argument: k });
+          { code: 'ERR_SHAPE_MISMATCH', argument: source.get(`final/${k}`) ?? k });
       }
-      this._final[k] = t;
-    }
+      return [k, t];
+    });
+    // All checked: write.
+    [this.embeddings, ...this.layers].forEach((m, i) => m._writeWeights(plans[i]));
+    for (const [k, t] of finals) this._final[k] = t;
     this.unusedWeights = unused;
     return this;
   }

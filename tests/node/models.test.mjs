@@ -80,6 +80,16 @@ for (const ak of [simd, scalar]) {
         /expected \[32,32\] \(num_attention_heads \* head size, hidden_size\)/.test(e.message));
       await assert.rejects(ak.Model.fromPretrained({ config, weights: { ...state.tensors,
         'bert.encoder.layer.00.attention.self.query.weight': q } }), (e) => /names layer 00/.test(e.message));
+      // Nothing is written before everything is checked: a bad last layer leaves a model's
+      // weights as they were.
+      const m = new ak.Model(await ak.modelSpec(config)).setWeights(state);
+      const before = m.forward([[2, 5, 3]]).lastHiddenState.data;
+      const last = 'bert.encoder.layer.1.output.dense.weight';
+      const zeros = Object.fromEntries(Object.entries(state.tensors).map(([k, t]) => [k, new Tensor('float32', new Float32Array(t.data.length), t.dims)]));
+      zeros[last] = new Tensor('float32', new Float32Array(state.tensors[last].data.length), [state.tensors[last].data.length]);
+      assert.throws(() => m.setWeights(zeros), (e) => e.argument === last);
+      assert.deepEqual(m.forward([[2, 5, 3]]).lastHiddenState.data, before);
+      m.dispose();
       await assert.rejects(ak.Model.fromPretrained({ config, weights: { ...state.tensors,
         'bert.encoder.layer.2.attention.self.query.weight': q } }), (e) => /config.json gives 2 layers/.test(e.message));
       await assert.rejects(ak.Model.fromPretrained({ config: { ...config, hidden_size: 4096, num_attention_heads: 32, intermediate_size: 16384, num_hidden_layers: 24 }, weights: state }),
