@@ -12,7 +12,7 @@ import { AttnkitError } from './errors.js';
 import { WasmHeap } from './heap.js';
 import { isNode, readBytes, resolveUrl } from './read_bytes.js';
 import { Tensor } from './tensor.js';
-import { boolean, describe, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from './args.js';
+import { describe, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from './args.js';
 import { Embeddings } from './embeddings.js';
 import * as masks from './masks.js';
 import * as attn from './attention.js';
