@@ -119,6 +119,10 @@ for (const ak of await backends()) {
       await assert.rejects(ak.Model.fromPretrained(dir), (e) => e.code === 'ERR_LOAD' && /pytorch_model.bin/.test(e.message) && /convert/.test(e.message));
       fs.copyFileSync(path.join(dir, 'pytorch_model.bin'), path.join(dir, 'model.safetensors'));
       await assert.rejects(ak.Model.fromPretrained(dir), (e) => /looks like a zip archive/.test(e.message) && /convert/.test(e.message));
+      fs.writeFileSync(path.join(dir, 'model.safetensors'), Uint8Array.from([0x08, 0x07, 0x12, 0x07, ...Buffer.from('pytorch'), 0, 0, 0]));
+      await assert.rejects(ak.Model.fromPretrained(dir), (e) => /looks like an ONNX model/.test(e.message) && /convert/.test(e.message));
+      fs.writeFileSync(path.join(dir, 'model.safetensors'), Uint8Array.from([0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0]));
+      await assert.rejects(ak.Model.fromPretrained(dir), (e) => /HDF5/.test(e.message) && /convert/.test(e.message));
       // A config with fewer layers than the checkpoint.
       fs.copyFileSync(path.join(REPOS, 'bert', 'model.safetensors'), path.join(dir, 'model.safetensors'));
       const config = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
