@@ -73,6 +73,19 @@ function pickBackend(simd) {
   });
 }
 
+// A .wasm begins with \0asm. A bundler that moved the package (Vite's dependency pre-bundling
+// copies it to .vite/deps/ without its .wasm files) makes the URL answer with the app's HTML page.
+function notWasm(bytes, where) {
+  const b = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes.buffer ?? bytes, bytes.byteOffset ?? 0, 4);
+  if (b[0] === 0 && b[1] === 0x61 && b[2] === 0x73 && b[3] === 0x6d) return;
+  const head = new TextDecoder().decode(b.subarray(0, 64)).trimStart().toLowerCase();
+  const html = head.startsWith('<');
+  throw new AttnkitError(`load: ${where} is not a .wasm file${html ? ' but an HTML page: your bundler moved attnkit ' +
+    "without its .wasm files (in Vite, add optimizeDeps: { exclude: ['attnkit'] }), or pass load({ wasmUrl })" : ''}`, {
+    code: 'ERR_LOAD', argument: 'wasmUrl',
+  });
+}
+
 const pending = new Map();
 
 /**
@@ -121,6 +134,7 @@ async function instantiate(backend, explicitUrl, wasmBinary, loadersUrl) {
         code: 'ERR_LOAD',
       });
     }
+    notWasm(bytes, url.href);
   }
   try {
     // Node: compile and instantiate synchronously (each a little quicker cold than V8's

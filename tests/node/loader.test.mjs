@@ -68,3 +68,20 @@ test('the package entry point (web/dist/attnkit.mjs, one bundled file) exports w
   assert.equal(spec.family, 'bert');
   assert.throws(() => ak.sinusoidalPositionalEncoding(4, 3), (e) => e instanceof entry.AttnkitError && e.argument === 'dim');
 });
+
+test('an HTML page where the .wasm should be (a bundler that moved attnkit) is named, with the fix', async () => {
+  const http = await import('node:http');
+  const server = http.createServer((_, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end('<!doctype html><html><body>app</body></html>');
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    await assert.rejects(load({ wasmUrl: `http://127.0.0.1:${server.address().port}/attnkit-simd.wasm` }), (e) =>
+      e.code === 'ERR_LOAD' && /not a \.wasm file but an HTML page: your bundler moved attnkit/.test(e.message) &&
+      /optimizeDeps/.test(e.message));
+  } finally {
+    server.close();
+  }
+  assert.equal((await load()).backend, 'wasm-simd128', 'a later load still works');
+});
