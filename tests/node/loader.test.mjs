@@ -56,6 +56,12 @@ test('the package entry point (web/dist/attnkit.mjs, one bundled file) exports w
   const entry = await import('attnkit');
   const source = await import('../../web/attnkit.js');
   assert.equal(import.meta.resolve('attnkit'), new URL('../../web/dist/attnkit.mjs', import.meta.url).href);
+  // The .wasm files are exported for self-hosting (load({ wasmBinary }) or a bundler's ?url import).
+  for (const build of ['simd', 'scalar', 'loaders']) {
+    const url = import.meta.resolve(`attnkit/dist/attnkit-${build}.wasm`);
+    assert.equal(url, new URL(`../../web/dist/attnkit-${build}.wasm`, import.meta.url).href);
+    assert.ok(fs.existsSync(new URL(url)), url);
+  }
   assert.deepEqual(Object.keys(entry).sort(), Object.keys(source).sort());
   const ak = await entry.load();
   assert.equal(ak.backend, 'wasm-simd128');
