@@ -410,3 +410,8 @@ export class Attnkit extends WasmHeap {
     return rope.rotaryFrequencies(this, headDim, options);
   }
 }
+
+// The public classes keep their names in the minified bundle (console.log(tensor) prints
+// Tensor {...}, e.constructor.name is 'AttnkitError').
+const PUBLIC_CLASSES = { Attnkit, AttnkitError, Tensor, Embeddings, MultiHeadAttention, EncoderLayer, DecoderLayer, Model, Tokenizer };
+for (const [name, c] of Object.entries(PUBLIC_CLASSES)) Object.defineProperty(c, 'name', { value: name });

@@ -68,6 +68,9 @@ test('the package entry point (web/dist/attnkit.mjs, one bundled file) exports w
   const want = (await source.load()).sinusoidalPositionalEncoding(17, 6, { layout: 'split' });
   const got = ak.sinusoidalPositionalEncoding(17, 6, { layout: 'split' });
   assert.ok(got instanceof entry.Tensor);
+  // The minified bundle keeps the public classes' names (console.log(tensor) prints Tensor {...}).
+  assert.deepEqual([got.constructor.name, ak.constructor.name, entry.AttnkitError.name, entry.Tokenizer.name],
+    ['Tensor', 'Attnkit', 'AttnkitError', 'Tokenizer']);
   assert.deepEqual([Array.from(got.data), got.dims], [Array.from(want.data), want.dims]);
   // The loaders module is found next to the bundle too.
   const spec = await ak.modelSpec('{"model_type": "bert", "vocab_size": 10, "hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 8}');
