@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnkit/safetensors.hpp"  // json_depth, kMaxJsonDepth
+#include "attnkit/safetensors.hpp"  // check_json_text
 
 namespace attnkit {
 
@@ -294,10 +294,7 @@ Status model_spec_from_config(const char* text, std::size_t length, std::string&
     return bad("config", "config.json is " + std::to_string(length) + " bytes; the limit is " +
                              std::to_string(kMaxConfigBytes));
   }
-  if (json_depth(text, length, kMaxJsonDepth) > kMaxJsonDepth) {
-    return bad("config", "config.json nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-  }
-  Status s = check_heap("config", 24.0 * static_cast<double>(length) + 65536);  // nlohmann's tree, asked first
+  Status s = check_json_text("config", "config.json", text, length);
   if (!s.ok()) return s;
   const json j = json::parse(text, text + length, nullptr, false);
   if (j.is_discarded()) return bad("config", "config.json is not valid JSON");

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnkit/safetensors.hpp"  // json_depth, kMaxJsonDepth
+#include "attnkit/safetensors.hpp"  // check_json_text
 
 namespace attnkit {
 
@@ -22,11 +22,6 @@ Status bad(const std::string& where, const std::string& message) {
   return Status::error(Code::invalid_argument, where, message);
 }
 
-// Heap bytes nlohmann/json may take per byte of input (measured worst case: [0,0,...] arrays,
-// 16-byte values in a vector that doubles), checked before parsing so that the parser never runs
-// the heap dry (which would abort the wasm instance).
-constexpr double kJsonBytesPerByte = 24;
-
 // Byte length of the UTF-8 sequence starting with byte c (1 for stray continuation bytes, so
 // that malformed input still advances).
 std::size_t utf8_length(unsigned char c) {
@@ -37,10 +32,7 @@ std::size_t utf8_length(unsigned char c) {
 }
 
 Status parse_json(const char* text, std::size_t length, const char* what, json& out) {
-  if (json_depth(text, length, kMaxJsonDepth) > kMaxJsonDepth) {
-    return bad(what, std::string(what) + " nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-  }
-  Status s = check_heap(what, kJsonBytesPerByte * static_cast<double>(length) + 65536);
+  Status s = check_json_text(what, what, text, length);
   if (!s.ok()) return s;
   out = json::parse(text, text + length, nullptr, false);
   if (out.is_discarded()) return bad(what, std::string(what) + " is not valid JSON");
@@ -403,10 +395,7 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
       for (std::size_t i = 0; i < merges->size() && s.ok(); ++i) {
         const json& mg = (*merges)[i];
         if (mg.is_string()) {
-          const std::string& line = mg.get_ref<const std::string&>();
-          const std::size_t sp = line.find(' ');
-          s = sp == std::string::npos ? bad("model.merges", "merge " + std::to_string(i) + " (\"" + line + "\") is not \"left right\"")
-                                      : t->add_merge(line.substr(0, sp), line.substr(sp + 1), i, "model.merges");
+          s = t->add_merge_line(mg.get_ref<const std::string&>(), i, "model.merges");
         } else if (mg.is_array() && mg.size() == 2 && mg[0].is_string() && mg[1].is_string()) {
           s = t->add_merge(mg[0].get<std::string>(), mg[1].get<std::string>(), i, "model.merges");
         } else {
@@ -471,6 +460,14 @@ Status Tokenizer::add_merge(const std::string& left, const std::string& right, s
   return Status::success();
 }
 
+Status Tokenizer::add_merge_line(const std::string& line, std::size_t rank, const char* where) {
+  const std::size_t sp = line.find(' ');
+  if (sp == std::string::npos) {
+    return bad(where, std::string(where) + ": merge " + std::to_string(rank) + " (\"" + line + "\") is not \"left right\"");
+  }
+  return add_merge(line.substr(0, sp), line.substr(sp + 1), rank, where);
+}
+
 Status Tokenizer::from_vocab_txt(const char* text, std::size_t length, bool lowercase, std::unique_ptr<Tokenizer>& out) {
   std::unique_ptr<Tokenizer> t(new Tokenizer());
   if (!t) return Status::error(Code::out_of_memory, "tokenizer", "could not allocate the tokenizer");
@@ -523,13 +520,10 @@ Status Tokenizer::from_gpt2_files(const char* encoder_json, std::size_t encoder_
       if (!line.empty() && line.back() == '\r') line.pop_back();
       start = i + 1;
       if (line.empty() || line.rfind("#version", 0) == 0) continue;
-      const std::size_t sp = line.find(' ');
-      s = sp == std::string::npos ? bad("vocab.bpe", "merge " + std::to_string(rank) + " (\"" + line + "\") is not \"left right\"")
-                                  : t->add_merge(line.substr(0, sp), line.substr(sp + 1), rank, "vocab.bpe");
-      ++rank;
+      s = t->add_merge_line(line, rank++, "vocab.bpe");
     }
   }
-  if (!s.ok()) return bad("vocab.bpe", "vocab.bpe: " + s.message);
+  if (!s.ok()) return s;  // named "vocab.bpe" by add_merge_line
   json added = json::array();
   const auto eot = t->vocab_.find("<|endoftext|>");
   if (eot != t->vocab_.end()) added.push_back(special_token(eot->second, "<|endoftext|>"));

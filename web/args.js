@@ -179,16 +179,18 @@ export function callback(fn, name, v) {
 
 export const optionalNumber = (fn, name, v, dflt) => (v === undefined ? dflt : num(fn, name, v));
 
+/** A fetch Response that succeeded; a failed one (a 404) is ERR_LOAD with its status and URL. */
+export function okResponse(fn, name, r) {
+  if (!r.ok) {
+    const status = `HTTP ${r.status}${r.statusText ? ` ${r.statusText}` : ''}`;
+    throw new AttnkitError(`${fn}: ${name} is an ${status} response${r.url ? ` for ${r.url}` : ''}`, { code: 'ERR_LOAD', argument: name });
+  }
+  return r;
+}
+
 /** A text file given as a string, bytes (UTF-8), a parsed JSON object or a fetch Response -> its text. */
 export async function textInput(fn, name, x) {
-  if (typeof Response === 'function' && x instanceof Response) {
-    if (!x.ok) {
-      throw new AttnkitError(`${fn}: ${name} is an HTTP ${x.status} ${x.statusText ?? ''} response${x.url ? ` for ${x.url}` : ''}`.replace(/ +response/, ' response'), {
-        code: 'ERR_LOAD', argument: name,
-      });
-    }
-    return x.text();
-  }
+  if (typeof Response === 'function' && x instanceof Response) return okResponse(fn, name, x).text();
   if (x instanceof ArrayBuffer || ArrayBuffer.isView(x)) return new TextDecoder().decode(attached(fn, name, x));
   if (typeof x === 'string') return x;
   if (x && typeof x === 'object') return JSON.stringify(x);

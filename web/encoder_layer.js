@@ -4,7 +4,7 @@ import { HandleModule } from './handle_module.js';
 import { boolean, num, oneOf, optionalNumber, options as checkOptions } from './args.js';
 import {
   ALIASES as ATTENTION_ALIASES, ATTENTION_OPTIONS, WEIGHTS as ATTENTION_WEIGHTS, attentionConfig, attentionInputs,
-  attentionResult, attentionShapes, sequenceInput,
+  attentionResult, attentionShapes, matrixDims, sequenceInput,
 } from './multi_head_attention.js';
 
 /** EncoderLayer's options: the attention's and the layer's own. */
@@ -44,7 +44,7 @@ export function layerSettings(fn, options) {
 
 /** Dims of the norms' (norm1 .. normN) and the feed-forward's weights for a layer config. */
 export function layerShapes(c, norms) {
-  const w = (out, inp) => (c.weightLayout === 'inOut' ? [inp, out] : [out, inp]);
+  const w = (out, inp) => matrixDims(c, out, inp);
   const F = [c.ffnDim, 'ffnDim'], D = [c.dim, 'dim'];
   const shapes = {
     'linear1.weight': w(F, D), 'linear1.bias': [F], 'gate.weight': w(F, D), 'gate.bias': [F],

@@ -74,6 +74,7 @@ export class HandleModule extends OwnedHandle {
       });
     }
     const given = [];
+    const shapes = this._shapes?.() ?? {};
     for (const [key, value] of Object.entries(weights)) {
       const name = Object.hasOwn(this._aliases, key) ? this._aliases[key] : key;
       const which = this._weightNames.indexOf(name);
@@ -95,7 +96,7 @@ export class HandleModule extends OwnedHandle {
       const t = stored ? value : floatInput(fn, key, value);
       // A tensor's dims must be the weight's shape (a transposed or flattened one has the right
       // count and the wrong meaning); a bare Float32Array is read in the module's layout.
-      const want = this._shapes?.()[name]; // [[size, what sets it], ...]
+      const want = shapes[name]; // [[size, what sets it], ...]
       if (want && !(value instanceof Float32Array) && (t.dims.length !== want.length || t.dims.some((d, i) => d !== want[i][0]))) {
         throw new AttnkitError(`${fn}: ${key} has dims ${JSON.stringify(t.dims)}, expected ` +
           `${JSON.stringify(want.map(([n]) => n))} (${want.map(([, what]) => what).join(', ')})`, {

@@ -7,7 +7,7 @@ import { boolean, callback, describe, idsInput, options as checkOptions, textInp
 import { Embeddings } from './embeddings.js';
 import { EncoderLayer } from './encoder_layer.js';
 import { loaders, loadSafetensors, storedSafetensors } from './safetensors.js';
-import { convertHint, fileSource, readJson, sniff } from './pretrained.js';
+import { convertHint, fileSource, readJson, readText } from './pretrained.js';
 
 // Per family: the checkpoint prefixes to strip (heads' checkpoints nest the base model), and each
 // Hugging Face tensor name -> [module, weight] with module 'embeddings', a layer number, or
@@ -342,14 +342,7 @@ export async function readCheckpoint(ak, source, options) {
   if (!(await src.has('config.json'))) {
     throw new AttnkitError(`${fn}: there is no config.json in ${src.label}`, { code: 'ERR_LOAD', argument: 'config.json' });
   }
-  const configBytes = await src.bytes('config.json');
-  const kind = sniff(configBytes);
-  if (kind !== 'JSON text') {
-    throw new AttnkitError(`${fn}: ${src.where('config.json')} is not JSON${kind ? `: it looks like ${kind}` : ''}`, {
-      code: 'ERR_INVALID_ARGUMENT', argument: 'config.json',
-    });
-  }
-  const spec = await modelSpec(ak, configBytes);
+  const spec = await modelSpec(ak, await readText(fn, src, 'config.json'));
   // The weights: one file, or shards listed by an index.
   let files;
   let index = null;

@@ -67,6 +67,9 @@ export function attentionConfig(fn, {
   return { vector, config };
 }
 
+/** A weight matrix's dims in the config's layout: [out, in] ('outIn'), [in, out] ('inOut'). */
+export const matrixDims = (c, out, inp) => (c.weightLayout === 'inOut' ? [inp, out] : [out, inp]);
+
 /**
  * Dims of the attention weights for a config (`prefix` + name), in its weight layout: [out, in]
  * for 'outIn' (nn.Linear), [in, out] for 'inOut' (GPT-2's Conv1D). Each dim is [size, what sets
@@ -75,7 +78,7 @@ export function attentionConfig(fn, {
 export function attentionShapes(c, prefix = '') {
   const hd = c.headDim, H = [c.numHeads * hd, 'numHeads * headDim'], G = [c.numKvHeads * hd, 'numKvHeads * headDim'];
   const D = [c.dim, 'dim'];
-  const w = (out, inp) => (c.weightLayout === 'inOut' ? [inp, out] : [out, inp]);
+  const w = (out, inp) => matrixDims(c, out, inp);
   const shapes = {
     qWeight: w(H, D), kWeight: w(G, [c.kdim, 'kdim']), vWeight: w(G, [c.vdim, 'vdim']),
     inProjWeight: w([H[0] + 2 * G[0], '(numHeads + 2 numKvHeads) * headDim'], D),

@@ -1,10 +1,11 @@
 // Hugging Face model folders as users have them: a base URL (string or URL), a folder path (Node),
 // files picked in a page (a FileList or an array of File, a picked directory included), or an
 // object of file name -> contents. One interface over all of them, a FileSource:
-//   has(name) -> boolean, text(name) -> string, bytes(name, onBytes) -> Uint8Array, where(name).
+//   has(name) -> boolean, size(name) -> bytes or undefined, bytes(name, onBytes) -> Uint8Array,
+//   where(name) -> how messages name the file; readText / readJson read files through it.
 // Model.fromPretrained and Tokenizer.fromPretrained find their files through it.
 import { AttnkitError } from './errors.js';
-import { describe } from './args.js';
+import { describe, okResponse } from './args.js';
 import { isNode, resolveUrl } from './read_bytes.js';
 
 const loadError = (fn, message, argument = 'source') => new AttnkitError(`${fn}: ${message}`, { code: 'ERR_LOAD', argument });
@@ -85,8 +86,7 @@ function urlSource(fn, base) {
     return responses.get(name);
   };
   const ok = async (name) => {
-    const r = await get(name);
-    if (!r.ok) throw loadError(fn, `HTTP ${r.status} ${r.statusText ?? ''} for ${r.url || new URL(name, dir).href}`.replace(/ +for/, ' for'), name);
+    const r = okResponse(fn, name, await get(name));
     responses.delete(name); // a body is read once
     return r;
   };
@@ -120,7 +120,6 @@ function urlSource(fn, base) {
       const r = await head(name);
       return Number(r.headers.get('content-length')) || undefined;
     },
-    text: async (name) => (await ok(name)).text(),
     bytes: async (name, onBytes) => responseBytes(await ok(name), onBytes),
   };
 }
@@ -141,9 +140,6 @@ function folderSource(fn, folder) {
     },
     async size(name) {
       return (await (await mods).fs.stat(await full(name))).size;
-    },
-    async text(name) {
-      return new TextDecoder().decode(await this.bytes(name));
     },
     async bytes(name, onBytes) {
       let data;
@@ -176,7 +172,6 @@ function pickedSource(fn, files) {
     where: (name) => byName.get(name)?.file.webkitRelativePath || name,
     has: async (name) => byName.has(name),
     size: async (name) => file(name).size,
-    text: async (name) => file(name).text(),
     async bytes(name, onBytes) {
       const f = file(name);
       if (onBytes && typeof f.stream === 'function') return responseBytes({ body: f.stream() }, onBytes);
@@ -196,10 +191,7 @@ function objectSource(fn, files) {
     if (x instanceof ArrayBuffer) return new Uint8Array(x);
     if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
     if (typeof Blob === 'function' && x instanceof Blob) return new Uint8Array(await x.arrayBuffer());
-    if (typeof Response === 'function' && x instanceof Response) {
-      if (!x.ok) throw loadError(fn, `the response is HTTP ${x.status} ${x.statusText ?? ''}`.trim());
-      return responseBytes(x, onBytes);
-    }
+    if (typeof Response === 'function' && x instanceof Response) return responseBytes(okResponse(fn, 'source', x), onBytes);
     if (x && typeof x === 'object') return new TextEncoder().encode(JSON.stringify(x));
     throw new AttnkitError(`${fn}: a file's contents must be text, bytes, a Blob, a Response or a parsed object, got ${describe(x)}`,
       { code: 'ERR_INVALID_ARGUMENT', argument: 'source' });
@@ -209,11 +201,7 @@ function objectSource(fn, files) {
     where: (name) => name,
     has: async (name) => Object.hasOwn(files, name) && files[name] != null,
     size: async () => undefined,
-    text: async (name) => new TextDecoder().decode(await bytesOf(get(name))),
-    bytes: async (name, onBytes) => {
-      const b = await bytesOf(get(name), onBytes);
-      return b;
-    },
+    bytes: async (name, onBytes) => bytesOf(get(name), onBytes),
   };
 }
 
@@ -246,15 +234,31 @@ export function fileSource(fn, source) {
     `got ${describe(source)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'source' });
 }
 
-/** Reads a JSON file of the source; a file that is not JSON is reported with what it looks like. */
-export async function readJson(fn, src, name) {
+/**
+ * A file of the source as text. A .json file that does not even begin like JSON is refused with
+ * what it looks like (an HTML page from a wrong URL, a PyTorch checkpoint, ...).
+ */
+export async function readText(fn, src, name) {
   const bytes = await src.bytes(name);
-  const text = new TextDecoder().decode(bytes);
+  if (name.endsWith('.json')) {
+    const kind = sniff(bytes);
+    if (kind !== 'JSON text') {
+      throw new AttnkitError(`${fn}: ${src.where(name)} is not JSON${kind ? `: it looks like ${kind}` : ''}`, {
+        code: 'ERR_INVALID_ARGUMENT', argument: name,
+      });
+    }
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+/** A JSON file of the source, parsed (for the files read in JavaScript: indexes and tokenizer configs). */
+export async function readJson(fn, src, name) {
+  const text = await readText(fn, src, name);
   try {
     return JSON.parse(text);
   } catch (e) {
-    const kind = sniff(bytes);
-    throw new AttnkitError(`${fn}: ${src.where(name)} is not valid JSON${kind && kind !== 'JSON text' ? `: it looks like ${kind}` : ` (${e.message})`}`,
-      { code: 'ERR_INVALID_ARGUMENT', argument: name });
+    throw new AttnkitError(`${fn}: ${src.where(name)} is not valid JSON (${e.message})`, {
+      code: 'ERR_INVALID_ARGUMENT', argument: name,
+    });
   }
 }

@@ -4,7 +4,7 @@
 // little-endian host like every browser and Node platform.
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { attached, callback, describe, options as checkOptions } from './args.js';
+import { attached, callback, describe, okResponse, options as checkOptions } from './args.js';
 import { WasmHeap } from './heap.js';
 import { readBytes, resolveUrl } from './read_bytes.js';
 import { convertHint, responseBytes, sniff } from './pretrained.js';
@@ -154,11 +154,7 @@ export async function loadSafetensors(ak, source, options) {
   const fn = 'loadSafetensors';
   const onProgress = callback(fn, 'onProgress', checkOptions(fn, options, ['onProgress']).onProgress);
   if (source && typeof source === 'object' && typeof source.arrayBuffer === 'function' && 'body' in source) {
-    if (!source.ok) {
-      throw new AttnkitError(`${fn}: the response is HTTP ${source.status} ${source.statusText ?? ''}`.trim(), {
-        code: 'ERR_LOAD', argument: 'source',
-      });
-    }
+    okResponse(fn, 'source', source);
     const total = Number(source.headers?.get?.('content-length')) || undefined;
     let loaded = 0;
     const bytes = await responseBytes(source, onProgress && ((n) => onProgress((loaded += n), total)));

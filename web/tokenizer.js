@@ -9,7 +9,7 @@ import { Tensor } from './tensor.js';
 import { boolean, describe, idsInput, options as checkOptions, textInput } from './args.js';
 import { loaders } from './safetensors.js';
 import { OwnedHandle } from './handle_module.js';
-import { fileSource, readJson, sniff } from './pretrained.js';
+import { fileSource, readJson, readText } from './pretrained.js';
 
 // Special tokens a tokenizer_config.json / special_tokens_map.json may name, exposed as
 // tokenizer.padTokenId etc. (null when the files name none).
@@ -151,16 +151,7 @@ export class Tokenizer extends OwnedHandle {
     const src = fileSource(fn, source);
     const optional = async (name) => ((await src.has(name)) ? readJson(fn, src, name) : null);
     const [config, map] = await Promise.all([optional('tokenizer_config.json'), optional('special_tokens_map.json')]);
-    const text = async (name) => {
-      const bytes = await src.bytes(name);
-      const kind = sniff(bytes);
-      if (name.endsWith('.json') && kind !== 'JSON text') {
-        throw new AttnkitError(`${fn}: ${src.where(name)} is not JSON${kind ? `: it looks like ${kind}` : ''}`, {
-          code: 'ERR_INVALID_ARGUMENT', argument: name,
-        });
-      }
-      return new TextDecoder().decode(bytes);
-    };
+    const text = (name) => readText(fn, src, name);
     let tok;
     if (await src.has('tokenizer.json')) tok = await Tokenizer.fromJSON(ak, await text('tokenizer.json'));
     else if (await src.has('vocab.txt')) {

@@ -66,6 +66,8 @@ class Tokenizer : public HeapObject {
   Status finish(TokenizerModel model, nlohmann::json& settings);
   // Records merge `rank` of "left right" (both and their concatenation must be tokens).
   Status add_merge(const std::string& left, const std::string& right, std::size_t rank, const char* where);
+  // The same from a "left right" line (tokenizers <= 0.19 and vocab.bpe).
+  Status add_merge_line(const std::string& line, std::size_t rank, const char* where);
   Status wordpiece(const std::string& word, int32_t index, std::vector<int32_t>& out) const;
   Status bpe(const std::string& word, int32_t index, std::vector<int32_t>& out);
 
