@@ -145,8 +145,7 @@ Status check_attention_scale(double scale) {
   return Status::success();
 }
 
-namespace {
-// The largest |x| over the rows of a [B, H, L, n] view; +inf when any value is NaN or infinite.
+namespace ref {
 float max_abs(const Heads<const float>& x, int batch, int heads, int length, int n) {
   float m = 0;
   bool finite = true;
@@ -161,6 +160,18 @@ float max_abs(const Heads<const float>& x, int batch, int heads, int length, int
         }
       }
   return finite ? m : std::numeric_limits<float>::infinity();
+}
+}  // namespace ref
+
+namespace {
+// The input check's scan: the xsimd one in SIMD builds (in wasm the scalar loop cost ~5 % of a
+// causal L = 2048 run).
+float max_abs(const Heads<const float>& x, int batch, int heads, int length, int n) {
+#if ATTNKIT_HAVE_SIMD
+  return simd::max_abs(x, batch, heads, length, n);
+#else
+  return ref::max_abs(x, batch, heads, length, n);
+#endif
 }
 }  // namespace
 

@@ -117,6 +117,15 @@ std::size_t attention_scratch_floats(const AttentionShape& shape, bool weights);
 // runs the reference, whose arithmetic is PyTorch's, instead of the tiled kernel.
 bool attention_needs_reference(const AttentionArgs& args);
 
+// The largest |x| over a [batch, heads, length, n] view; +inf when any value is NaN or infinite
+// (the input check of attention_needs_reference).
+namespace ref {
+float max_abs(const Heads<const float>& x, int batch, int heads, int length, int n);
+}
+namespace simd {
+float max_abs(const Heads<const float>& x, int batch, int heads, int length, int n);
+}
+
 namespace ref {
 // One query row at a time: scores, softmax, weighted sum. `scores`: kv_len + head_dim floats of
 // scratch (the row's scores, then its scaled query).

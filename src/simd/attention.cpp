@@ -211,7 +211,49 @@ struct softmax_tile_row {
   }
 };
 
+// max |x| over one row of n floats, folded into m; `finite` turns false on a NaN or an infinity.
+template <class Arch>
+struct max_abs_row {
+  float operator()(Arch, const float* x, int n, float m, bool& finite) const {
+    const bf big(std::numeric_limits<float>::max());
+    bf m0(0.f), m1(0.f);
+    auto ok = m0 == m0;  // all true
+    int i = 0;
+    for (; i + 2 * kN <= n; i += 2 * kN) {
+      const bf a = xsimd::abs(bf::load_unaligned(x + i)), b = xsimd::abs(bf::load_unaligned(x + i + kN));
+      ok = ok & (a <= big) & (b <= big);  // false for NaN and inf
+      m0 = xsimd::max(m0, a);
+      m1 = xsimd::max(m1, b);
+    }
+    for (; i + kN <= n; i += kN) {
+      const bf a = xsimd::abs(bf::load_unaligned(x + i));
+      ok = ok & (a <= big);
+      m0 = xsimd::max(m0, a);
+    }
+    alignas(64) float lanes[kN];
+    xsimd::max(m0, m1).store_aligned(lanes);
+    for (int t = 0; t < kN; ++t) m = std::max(m, lanes[t]);
+    for (; i < n; ++i) {
+      const float a = std::fabs(x[i]);
+      finite &= a <= std::numeric_limits<float>::max();
+      m = std::max(m, a);
+    }
+    finite &= xsimd::all(ok);
+    return m;
+  }
+};
+
 }  // namespace
+
+float max_abs(const Heads<const float>& x, int batch, int heads, int length, int n) {
+  float m = 0;
+  bool finite = true;
+  for (int b = 0; b < batch; ++b)
+    for (int h = 0; h < heads; ++h)
+      for (int i = 0; i < length; ++i) m = max_abs_row<simd_arch>{}(simd_arch{}, x.row(b, h, i), n, m, finite);
+  return finite ? m : std::numeric_limits<float>::infinity();
+}
+
 }  // namespace attnkit::simd
 
 namespace attnkit {

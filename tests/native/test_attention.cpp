@@ -420,3 +420,24 @@ TEST(Rotary, RejectsBadConfigsAndPositions) {
   const Status s = rotary(contiguous_out(y, 1, 1, 8), contiguous_in(x, 1, 1, 8), 1, 1, 1, &bad, false, c);
   EXPECT_EQ(s.argument, "positions[0]");
 }
+
+// The attention input check's scan: xsimd against the reference on awkward row lengths, with a
+// NaN or an infinity anywhere (the check must see it, not fold it into the maximum).
+TEST(Attention, InputScanMatchesReference) {
+  for (int n : {1, 3, 4, 5, 7, 17, 63, 65, 771}) {
+    std::vector<float> x(static_cast<std::size_t>(3) * n);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.7f * static_cast<float>(i)) * (1 + i % 5);
+    const Heads<const float> v = contiguous<const float>(x.data(), 3, 1, n);
+    EXPECT_EQ(simd::max_abs(v, 1, 3, 1, n), ref::max_abs(v, 1, 3, 1, n)) << n;
+    for (float special : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity()}) {
+      for (std::size_t at : {std::size_t{0}, x.size() / 2, x.size() - 1}) {
+        std::vector<float> y = x;
+        y[at] = special;
+        const Heads<const float> w = contiguous<const float>(y.data(), 3, 1, n);
+        EXPECT_EQ(simd::max_abs(w, 1, 3, 1, n), std::numeric_limits<float>::infinity()) << n << " at " << at;
+        EXPECT_EQ(ref::max_abs(w, 1, 3, 1, n), std::numeric_limits<float>::infinity()) << n << " at " << at;
+      }
+    }
+  }
+}
