@@ -1,10 +1,12 @@
 // The raw embind layer of attnkit-loaders.wasm: the file-format readers, built apart from the
 // kernels so that their JSON parser (nlohmann/json) does not weigh on the main module's size and
 // start-up. web/safetensors.js loads it on first use.
+#include <cstring>
 #include <string>
 
 #include "attnkit/model_config.hpp"
 #include "attnkit/safetensors.hpp"
+#include "attnkit/sentencepiece.hpp"
 #include "attnkit/tokenizer.hpp"
 #include "raw.hpp"
 
@@ -97,6 +99,142 @@ int tokenizer_encode(uintptr_t slot, double handle, uintptr_t words, double leng
 
 void tokenizer_free(double handle) { g_tokenizers.free(handle); }
 
+Registry<SentencePiece> g_sentencepieces{"SentencePiece", {}};
+
+// A tokenizer.model's bytes -> handle in result slot [0].
+int sentencepiece_create(uintptr_t slot, uintptr_t bytes, double length) {
+  Status s = check_integer("tokenizerModel.length", length, 0, 2147483648.0);
+  if (!s.ok()) return fail(std::move(s));
+  std::unique_ptr<SentencePiece> sp;
+  s = SentencePiece::from_model_proto(in<char>(bytes), static_cast<std::size_t>(length), sp);
+  if (!s.ok()) return fail(std::move(s));
+  return g_sentencepieces.adopt(slot, std::move(sp));
+}
+
+// int32: [pieces n, algorithm (1 Unigram, 2 BPE), unk, bos, eos, pad, byte fallback, 1 when every
+// piece is well-formed UTF-8, then n piece types, then n + 1 UTF-16 starts of the pieces in the
+// text _sentencepiecePieces' bytes decode to, then their n + 1 byte starts].
+int sentencepiece_info(uintptr_t slot, double handle) {
+  SentencePiece* sp = nullptr;
+  Status s = g_sentencepieces.find(handle, sp);
+  if (!s.ok()) return fail(std::move(s));
+  const std::size_t n = sp->size();
+  return with_result<int32_t>(slot, 8 + 3 * n + 2, [&](int32_t* r) {
+    bool valid = true;
+    int32_t* types = r + 8;
+    int32_t* starts = r + 8 + n;
+    int32_t* byte_starts = starts + n + 1;
+    starts[0] = byte_starts[0] = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      types[i] = static_cast<int32_t>(sp->type(i));
+      const std::string_view p = sp->piece(i);
+      int32_t units = 0;
+      for (std::size_t k = 0; k < p.size();) {  // UTF-16 units, checking the UTF-8 on the way
+        const auto c = static_cast<unsigned char>(p[k]);
+        const std::size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+        bool ok = len > 0 && k + len <= p.size();
+        for (std::size_t j = 1; ok && j < len; ++j) ok = (static_cast<unsigned char>(p[k + j]) & 0xC0) == 0x80;
+        if (ok && len == 2) ok = c >= 0xC2;
+        if (ok && len == 3) {
+          const uint32_t cp = (c & 0x0Fu) << 12 | (p[k + 1] & 0x3Fu) << 6 | (p[k + 2] & 0x3Fu);
+          ok = cp >= 0x800 && (cp < 0xD800 || cp > 0xDFFF);
+        }
+        if (ok && len == 4) {
+          const uint32_t cp = (c & 0x07u) << 18 | (p[k + 1] & 0x3Fu) << 12;
+          ok = cp >= 0x10000 && cp <= 0x10FFFF;
+        }
+        if (!ok) {
+          valid = false;
+          break;
+        }
+        units += len == 4 ? 2 : 1;
+        k += len;
+      }
+      starts[i + 1] = starts[i] + units;
+      byte_starts[i + 1] = byte_starts[i] + static_cast<int32_t>(p.size());
+    }
+    const int32_t head[8] = {static_cast<int32_t>(n), static_cast<int32_t>(sp->algorithm()), sp->unk_id(), sp->bos_id(),
+                             sp->eos_id(), sp->pad_id(), sp->byte_fallback(), valid};
+    std::copy(head, head + 8, r);
+    return Status::success();
+  });
+}
+
+// The pieces' bytes back to back (uint8).
+int sentencepiece_pieces(uintptr_t slot, double handle) {
+  SentencePiece* sp = nullptr;
+  Status s = g_sentencepieces.find(handle, sp);
+  if (!s.ok()) return fail(std::move(s));
+  const std::size_t n = sp->size();
+  const std::size_t bytes = n ? sp->piece(n - 1).data() + sp->piece(n - 1).size() - sp->piece(0).data() : 0;
+  return with_result<uint8_t>(slot, bytes, [&](uint8_t* r) {
+    if (bytes) std::memcpy(r, sp->piece(0).data(), bytes);
+    return Status::success();
+  });
+}
+
+// A batch of texts (UTF-8 back to back, `ends[i]` the byte end of text i) in one call. Result
+// int32: the token count of each text, then (id, start, end) triples with start and end in UTF-16
+// units of their text (what String.slice takes).
+int sentencepiece_encode(uintptr_t slot, double handle, uintptr_t bytes, double length, uintptr_t ends, double count) {
+  SentencePiece* sp = nullptr;
+  Status s = g_sentencepieces.find(handle, sp);
+  if (s.ok()) s = check_integer("texts.length", count, 0, 1 << 28);
+  if (s.ok()) s = check_integer("bytes.length", length, 0, 2147483647.0);
+  if (!s.ok()) return fail(std::move(s));
+  const auto* text = in<char>(bytes);
+  const auto* end = in<int32_t>(ends);
+  const auto n = static_cast<std::size_t>(count);
+  std::vector<int32_t> out, counts, u16;
+  if (s.ok()) s = check_heap("encode", 4.0 * static_cast<double>(n) + 8.0 * length + 65536);
+  if (s.ok()) counts.reserve(n);
+  int32_t at = 0;
+  for (std::size_t i = 0; s.ok() && i < n; ++i) {
+    if (end[i] < at || static_cast<double>(end[i]) > length) {
+      s = Status::error(Code::out_of_range, "ends", "ends[" + std::to_string(i) + "] = " + std::to_string(end[i]) +
+                                                        " is not in [" + std::to_string(at) + ", " + show_number(length) + "]");
+      break;
+    }
+    const std::size_t before = out.size();
+    s = sp->encode(text + at, static_cast<std::size_t>(end[i] - at), out);
+    if (!s.ok()) break;
+    // Byte offsets -> UTF-16 units: a 4-byte character is two units, continuation bytes none.
+    u16.assign(static_cast<std::size_t>(end[i] - at) + 1, 0);
+    for (int32_t k = 0; k < end[i] - at; ++k) {
+      const auto c = static_cast<unsigned char>(text[at + k]);
+      u16[k + 1] = u16[k] + ((c & 0xC0) == 0x80 ? 0 : c >= 0xF0 ? 2 : 1);
+    }
+    for (std::size_t k = before; k < out.size(); k += 3) {
+      out[k + 1] = u16[out[k + 1]];
+      out[k + 2] = u16[out[k + 2]];
+    }
+    counts.push_back(static_cast<int32_t>((out.size() - before) / 3));
+    at = end[i];
+  }
+  if (!s.ok()) return fail(std::move(s));
+  return with_result<int32_t>(slot, counts.size() + out.size(), [&](int32_t* r) {
+    std::copy(counts.begin(), counts.end(), r);
+    std::copy(out.begin(), out.end(), r + counts.size());
+    return Status::success();
+  });
+}
+
+// ids -> UTF-8 text (uint8 result).
+int sentencepiece_decode(uintptr_t slot, double handle, uintptr_t ids, double count) {
+  SentencePiece* sp = nullptr;
+  Status s = g_sentencepieces.find(handle, sp);
+  if (s.ok()) s = check_integer("ids.length", count, 0, 1 << 28);
+  std::string text;
+  if (s.ok()) s = sp->decode(in<int32_t>(ids), static_cast<std::size_t>(count), text);
+  if (!s.ok()) return fail(std::move(s));
+  return with_result<uint8_t>(slot, text.size(), [&](uint8_t* r) {
+    std::memcpy(r, text.data(), text.size());
+    return Status::success();
+  });
+}
+
+void sentencepiece_free(double handle) { g_sentencepieces.free(handle); }
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(attnkit_loaders) {
@@ -110,5 +248,11 @@ EMSCRIPTEN_BINDINGS(attnkit_loaders) {
   emscripten::function("_tokenizerSettings", &tokenizer_settings);
   emscripten::function("_tokenizerEncode", &tokenizer_encode);
   emscripten::function("_tokenizerFree", &tokenizer_free);
+  emscripten::function("_sentencepieceCreate", &sentencepiece_create);
+  emscripten::function("_sentencepieceInfo", &sentencepiece_info);
+  emscripten::function("_sentencepiecePieces", &sentencepiece_pieces);
+  emscripten::function("_sentencepieceEncode", &sentencepiece_encode);
+  emscripten::function("_sentencepieceDecode", &sentencepiece_decode);
+  emscripten::function("_sentencepieceFree", &sentencepiece_free);
   attnkit_raw::bind_common();
 }

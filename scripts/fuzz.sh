@@ -9,7 +9,7 @@ bash scripts/setup.sh
 seconds=${1:-${FUZZ_SECONDS:-180}}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors tokenizer config attention)
+[ ${#targets[@]} -gt 0 ] || targets=(safetensors tokenizer sentencepiece config attention)
 jobs=$(nproc 2>/dev/null || echo 2)
 # build/fuzz is shared with the sanitizer suite (scripts/sanitize.sh): one clang build, two uses.
 [ -f build/fuzz/CMakeCache.txt ] || CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -18,10 +18,10 @@ cmake --build build/fuzz -j"$jobs" --target $(printf 'fuzz_%s ' "${targets[@]}")
 for t in "${targets[@]}"; do
   mkdir -p "build/fuzz/corpus/$t"
   echo "== fuzz_$t for ${seconds}s"
-  # -rss_limit_mb: a parser must stay within a small multiple of its input (inputs are <= 1 MB).
+  # -rss_limit_mb: a parser must stay within a small multiple of its input (inputs are <= 320 KB).
   status=0
   "build/fuzz/fuzz_$t" "build/fuzz/corpus/$t" "tests/fuzz/seeds/$t" -max_total_time="$seconds" \
-    -max_len=262144 -rss_limit_mb=2048 -timeout=10 -artifact_prefix=build/fuzz/ -print_final_stats=1 \
+    -max_len=327680 -rss_limit_mb=2048 -timeout=10 -artifact_prefix=build/fuzz/ -print_final_stats=1 \
     > "build/fuzz/$t.log" 2>&1 || status=$?
   grep -E '^(Done [0-9]+ runs|==[0-9]+==ERROR|SUMMARY|Test unit written)' "build/fuzz/$t.log" || true
   if [ "$status" -ne 0 ]; then

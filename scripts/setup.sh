@@ -37,6 +37,8 @@ stamp=node_modules/.attnkit-lock.sha
 want=$(sha256sum package-lock.json | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setup: npm ci"
-  npm ci --no-audit --no-fund --loglevel=error
+  # --ignore-scripts: onnxruntime-node (under @huggingface/transformers, the tokenizer peer) would
+  # download binaries in its install script; nothing attnkit uses needs an install script.
+  npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
   echo "$want" > "$stamp"
 fi

@@ -204,6 +204,9 @@ export async function textInput(fn, name, x) {
 function suggestion(key, known) {
   const camel = key.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
   if (known.includes(camel)) return camel;
+  // A shortened name (addBos for addBosToken) names the one known key it begins.
+  const starts = known.filter((k) => camel.length >= 3 && k.toLowerCase().startsWith(camel.toLowerCase()));
+  if (starts.length === 1) return starts[0];
   const distance = (a, b) => {
     let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
     for (let i = 1; i <= a.length; i++) {

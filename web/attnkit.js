@@ -211,6 +211,7 @@ export class Attnkit extends WasmHeap {
       fromJSON: (json) => Tokenizer.fromJSON(ak, json),
       fromVocab: (vocab, options) => Tokenizer.fromVocab(ak, vocab, options),
       fromGpt2: (encoderJson, vocabBpe) => Tokenizer.fromGpt2(ak, encoderJson, vocabBpe),
+      fromSentencePiece: (tokenizerModel, options) => Tokenizer.fromSentencePiece(ak, tokenizerModel, options),
       fromPretrained: (source, options) => Tokenizer.fromPretrained(ak, source, options),
     };
   }

@@ -6,7 +6,7 @@
 // the JavaScript string given to encode (UTF-16 code units, what String.slice takes).
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { boolean, describe, idsInput, options as checkOptions, textInput } from './args.js';
+import { attached, boolean, describe, idsInput, okResponse, options as checkOptions, textInput } from './args.js';
 import { loaders } from './safetensors.js';
 import { OwnedHandle } from './handle_module.js';
 import { fileSource, readJson, readText } from './pretrained.js';
@@ -14,6 +14,8 @@ import { fileSource, readJson, readText } from './pretrained.js';
 // Special tokens a tokenizer_config.json / special_tokens_map.json may name, exposed as
 // tokenizer.padTokenId etc. (null when the files name none).
 const SPECIAL = ['pad', 'unk', 'cls', 'sep', 'mask', 'bos', 'eos'];
+// SentencePiece model files by the names Hugging Face repositories use (Llama, T5, XLM-R).
+const SPM_FILES = ['tokenizer.model', 'spiece.model', 'sentencepiece.bpe.model'];
 // transformers writes int(1e30) as model_max_length when a model has no limit.
 const NO_MAX_LENGTH = 1e18;
 
@@ -140,8 +142,79 @@ export class Tokenizer extends OwnedHandle {
   }
 
   /**
+   * A SentencePiece model file (tokenizer.model, spiece.model, sentencepiece.bpe.model: bytes or a
+   * Response), Unigram or BPE, with the library's exact normalisation, segmentation, byte fallback
+   * and decoding. As the library, it adds no special tokens unless asked: addBosToken (Llama),
+   * addEosToken (T5).
+   */
+  static async fromSentencePiece(ak, tokenizerModel, options) {
+    const fn = 'Tokenizer.fromSentencePiece';
+    const { addBosToken = false, addEosToken = false } = checkOptions(fn, options, ['addBosToken', 'addEosToken']);
+    boolean(fn, 'addBosToken', addBosToken);
+    boolean(fn, 'addEosToken', addEosToken);
+    let bytes;
+    if (typeof Response === 'function' && tokenizerModel instanceof Response) {
+      bytes = new Uint8Array(await okResponse(fn, 'tokenizerModel', tokenizerModel).arrayBuffer());
+    } else if (tokenizerModel instanceof ArrayBuffer || ArrayBuffer.isView(tokenizerModel)) {
+      const b = attached(fn, 'tokenizerModel', tokenizerModel);
+      bytes = b instanceof ArrayBuffer ? new Uint8Array(b) : new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+    } else {
+      throw new AttnkitError(`${fn}: tokenizerModel must be the bytes of a tokenizer.model (ArrayBuffer, Uint8Array) or a Response, got ${describe(tokenizerModel)}`, {
+        code: 'ERR_INVALID_ARGUMENT', argument: 'tokenizerModel',
+      });
+    }
+    const heap = await loaders(ak);
+    const handle = heap._withInputs([bytes], ([p]) => heap._raw(fn, '_sentencepieceCreate', [p, bytes.length])[0]);
+    let info, blob;
+    try {
+      info = heap._call(fn, '_sentencepieceInfo', [handle], undefined, Int32Array);
+      blob = heap._call(fn, '_sentencepiecePieces', [handle], undefined, Uint8Array);
+    } catch (e) {
+      heap._m._sentencepieceFree(handle);
+      throw e;
+    }
+    const [n, algorithm, unk, bos, eos, pad, byteFallback, valid] = info;
+    const types = info.subarray(8, 8 + n), starts = info.subarray(8 + n, 9 + 2 * n), byteStarts = info.subarray(9 + 2 * n);
+    // One TextDecoder call for all pieces, sliced at their UTF-16 starts (computed in C++), unless
+    // a piece is not well-formed UTF-8 (then each is decoded on its own, with U+FFFD).
+    const vocab = new Array(n);
+    const whole = valid ? new TextDecoder().decode(blob) : null;
+    if (whole !== null && whole.length === starts[n]) {
+      for (let i = 0; i < n; i++) vocab[i] = whole.slice(starts[i], starts[i + 1]);
+    } else {
+      const dec = new TextDecoder();
+      for (let i = 0; i < n; i++) vocab[i] = dec.decode(blob.subarray(byteStarts[i], byteStarts[i + 1]));
+    }
+    const CONTROL = 3, UNKNOWN = 2;
+    const addedTokens = [];
+    for (let i = 0; i < n; i++) {
+      if (types[i] === CONTROL || types[i] === UNKNOWN) addedTokens.push({ id: i, content: vocab[i], special: true, spmOnly: true });
+    }
+    const seq = (k, typeId) => ({ sequence: k, typeId });
+    const tok = (id, typeId) => ({ id, typeId });
+    const single = [], pair = [];
+    if (addBosToken && bos >= 0) single.push(tok(bos, 0));
+    single.push(seq(0, 0));
+    if (addEosToken && eos >= 0) single.push(tok(eos, 0));
+    pair.push(...single);
+    if (addBosToken && bos >= 0) pair.push(tok(bos, 1));
+    pair.push(seq(1, 1));
+    if (addEosToken && eos >= 0) pair.push(tok(eos, 1));
+    const settings = {
+      vocab, model: algorithm === 1 ? 'unigram' : 'bpe', addedTokens, normalizer: [], preTokenizer: [],
+      template: { single, pair }, pad: pad >= 0 ? { id: pad, typeId: 0 } : null, unkId: unk,
+      sentencepiece: { types: Int32Array.from(types), bos, eos, byteFallback: !!byteFallback },
+    };
+    const t = new Tokenizer(heap, handle, settings, '_sentencepieceFree');
+    if (bos >= 0) [t.bosToken, t.bosTokenId] = [vocab[bos], bos];
+    if (eos >= 0) [t.eosToken, t.eosTokenId] = [vocab[eos], eos];
+    return t;
+  }
+
+  /**
    * A tokenizer from a Hugging Face folder (a base URL, a folder path in Node, picked Files, or an
-   * object of file name -> contents): tokenizer.json, or vocab.txt, or vocab.json + merges.txt,
+   * object of file name -> contents): tokenizer.json, or vocab.txt, or vocab.json + merges.txt, or
+   * a SentencePiece model (tokenizer.model, spiece.model, sentencepiece.bpe.model),
    * with tokenizer_config.json and special_tokens_map.json for the special tokens,
    * model_max_length and padding_side.
    */
@@ -160,10 +233,19 @@ export class Tokenizer extends OwnedHandle {
     } else if ((await src.has('vocab.json')) && (await src.has('merges.txt'))) {
       tok = await Tokenizer.fromGpt2(ak, await text('vocab.json'), await text('merges.txt'));
     } else {
-      const spm = await src.has('tokenizer.model');
-      throw new AttnkitError(`${fn}: there is no tokenizer.json, vocab.txt or vocab.json + merges.txt in ${src.label}` +
-        (spm ? ' (a SentencePiece tokenizer.model alone is not supported yet: use its tokenizer.json)' : ''),
-      { code: 'ERR_LOAD', argument: 'tokenizer.json' });
+      const spm = (await Promise.all(SPM_FILES.map((f) => src.has(f)))).findIndex(Boolean);
+      if (spm < 0) {
+        throw new AttnkitError(`${fn}: there is no tokenizer.json, vocab.txt, vocab.json + merges.txt or ` +
+          `SentencePiece model (${SPM_FILES.join(', ')}) in ${src.label}`, { code: 'ERR_LOAD', argument: 'tokenizer.json' });
+      }
+      // As transformers' slow tokenizers: add_bos_token / add_eos_token from tokenizer_config.json,
+      // else the class's default (Llama: <s> first; T5: </s> last).
+      const cls = typeof config?.tokenizer_class === 'string' ? config.tokenizer_class : '';
+      const flag = (key, dflt) => (typeof config?.[key] === 'boolean' ? config[key] : dflt);
+      tok = await Tokenizer.fromSentencePiece(ak, await src.bytes(SPM_FILES[spm]), {
+        addBosToken: flag('add_bos_token', /^(Code)?Llama|^Gemma/.test(cls)),
+        addEosToken: flag('add_eos_token', /^(M?T5|UMT5)Tokenizer/.test(cls)),
+      });
     }
     try {
       tok._configure(fn, config, map);
@@ -204,14 +286,18 @@ export class Tokenizer extends OwnedHandle {
     }
   }
 
-  constructor(heap, handle, settings) {
+  constructor(heap, handle, settings, free = '_tokenizerFree') {
     super();
-    this._own(heap, handle, 'Tokenizer', '_tokenizerFree');
+    this._own(heap, handle, 'Tokenizer', free);
+    // SentencePiece models run the whole text pipeline in C++ (src/attnkit/sentencepiece.hpp).
+    this._sp = settings.sentencepiece ?? null;
     this._s = settings;
     /** Token strings by id. */
     this.vocab = settings.vocab;
     this.model = settings.model;
-    this._added = settings.addedTokens.slice().sort((x, y) => y.content.length - x.content.length);
+    // Added tokens are matched in the text before the model sees it (SentencePiece's own control
+    // pieces are not: the library reads "<s>" in a text as text).
+    this._added = settings.addedTokens.filter((t) => !t.spmOnly).sort((x, y) => y.content.length - x.content.length);
     this._addedByContent = new Map(this._added.map((t) => [t.content, t]));
     this._special = new Set(settings.addedTokens.filter((t) => t.special).map((t) => t.id));
     const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -235,8 +321,36 @@ export class Tokenizer extends OwnedHandle {
     this.paddingSide = settings.paddingSide ?? 'right';
   }
 
+  // Texts -> for each, [{id, start, end}] before the template. SentencePiece: one C++ call for all.
+  _piecesMany(fn, texts) {
+    if (!this._sp) return texts.map((t) => this._pieces(fn, t));
+    let room = 0;
+    for (const t of texts) {
+      if (typeof t !== 'string') {
+        throw new AttnkitError(`${fn}: text must be a string, got ${describe(t)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'text' });
+      }
+      room += 3 * t.length;
+    }
+    const bytes = new Uint8Array(room);
+    const ends = new Int32Array(texts.length);
+    let at = 0;
+    texts.forEach((t, i) => {
+      at += utf8.encodeInto(t, bytes.subarray(at)).written;
+      ends[i] = at;
+    });
+    const r = this._heap._withInputs([bytes.subarray(0, at), ends], ([pb, pe]) =>
+      this._heap._call(fn, '_sentencepieceEncode', [this._handle, pb, at, pe, texts.length], undefined, Int32Array));
+    let k = texts.length;
+    return texts.map((_, i) => {
+      const pieces = new Array(r[i]);
+      for (let j = 0; j < pieces.length; j++, k += 3) pieces[j] = { id: r[k], start: r[k + 1], end: r[k + 2] };
+      return pieces;
+    });
+  }
+
   // One text -> [{id, start, end}] before the template.
   _pieces(fn, text) {
+    if (this._sp) return this._piecesMany(fn, [text])[0];
     if (typeof text !== 'string') {
       throw new AttnkitError(`${fn}: text must be a string, got ${describe(text)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'text' });
     }
@@ -382,16 +496,17 @@ export class Tokenizer extends OwnedHandle {
       throw new AttnkitError(`${fn}: padding 'max_length' needs maxLength`, { code: 'ERR_INVALID_ARGUMENT', argument: 'maxLength' });
     }
     const batched = Array.isArray(text);
-    const rows = (batched ? text : [text]).map((t, i) =>
-      this._encodeOne(fn, t, batched ? pair?.[i] : pair, addSpecialTokens, maxLength, truncation));
+    const texts = batched ? text : [text];
+    const pairs = pair === undefined ? null : batched ? pair : [pair];
+    const pieces = this._piecesMany(fn, pairs ? [...texts, ...pairs] : texts);
+    const rows = texts.map((_, i) =>
+      this._encodeOne(fn, pieces[i], pairs ? pieces[texts.length + i] : null, addSpecialTokens, maxLength, truncation));
     // A batch is always padded to its longest row; padding true / 'max_length' pad to maxLength.
     const toMax = (padding === true || padding === 'max_length') && maxLength !== undefined;
     return this._finish(fn, rows, toMax ? maxLength : undefined, padId, batched, paddingSide === 'left');
   }
 
-  _encodeOne(fn, text, pair, addSpecialTokens, maxLength, truncation) {
-    const a = this._pieces(fn, text);
-    const b = pair === undefined ? null : this._pieces(fn, pair);
+  _encodeOne(fn, a, b, addSpecialTokens, maxLength, truncation) {
     const tmpl = addSpecialTokens && this._s.template ? this._s.template[b ? 'pair' : 'single'] : null;
     if (maxLength !== undefined && !(Number.isInteger(maxLength) && maxLength >= 0)) {
       throw new AttnkitError(`${fn}: maxLength must be a non-negative integer, got ${describe(maxLength)}`, {
@@ -491,7 +606,7 @@ export class Tokenizer extends OwnedHandle {
         'decode each row of a batch on its own', { code: 'ERR_SHAPE_MISMATCH', argument: 'ids' });
     }
     const list = given.data;
-    const parts = [];
+    const parts = [], kept = [];
     for (const id of list) {
       if (!Number.isInteger(id) || id < 0 || id >= this.vocab.length) {
         throw new AttnkitError(`${fn}: id ${describe(id)} is outside [0, ${this.vocab.length})`, {
@@ -499,7 +614,14 @@ export class Tokenizer extends OwnedHandle {
         });
       }
       if (skipSpecialTokens && this._special.has(id)) continue;
+      kept.push(id);
       parts.push(this.vocab[id]);
+    }
+    if (this._sp) { // the library's Decode, in C++
+      const ids32 = Int32Array.from(kept);
+      const bytes = this._heap._withInputs([ids32], ([p]) =>
+        this._heap._call(fn, '_sentencepieceDecode', [this._handle, p, ids32.length], undefined, Uint8Array));
+      return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
     }
     if (this.model === 'bpe') {
       const bytes = [];

@@ -1,0 +1,118 @@
+// SentencePiece models (Google's library; T5, ALBERT, XLM-R, Llama 2, Mistral, TinyLlama) read from
+// their own tokenizer.model file: a serialised ModelProto (protobuf) with the pieces and their
+// scores, the trainer spec (algorithm, byte fallback, whitespace handling) and the normaliser spec
+// (precompiled charsmap and whitespace flags).
+//
+// encode() does the whole of the library's Encode in one call, with its exact rules:
+//  1. normalisation: user-defined symbols are kept as they are; elsewhere the longest charsmap
+//     rule applies (malformed UTF-8 becomes U+FFFD, one byte at a time); leading, trailing and
+//     repeated spaces go (remove_extra_whitespaces); spaces become U+2581 (escape_whitespaces); a
+//     U+2581 is put before the text (add_dummy_prefix), or after it (treat_whitespace_as_suffix).
+//  2. segmentation: Unigram = Viterbi over the pieces (score; user-defined symbols score
+//     length * max score - 0.1; an unknown character scores min score - 10); BPE = merge the
+//     adjacent pair whose concatenation is the highest-scoring piece, leftmost first, then split
+//     UNUSED pieces back into the pieces they were merged from.
+//  3. unknown pieces: with byte_fallback, one <0xXX> piece per UTF-8 byte; otherwise a run of
+//     unknown pieces becomes one unknown token.
+// Offsets are byte offsets into the input, as the library reports them.
+//
+// The file is untrusted: its size bounds every allocation (checked against the heap first),
+// every id, length and charsmap offset is range-checked, and anything the library would refuse
+// (a duplicate piece, no unknown piece, byte fallback without its 256 byte pieces) is a coded error.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnkit/charsmap.hpp"
+#include "attnkit/float_buffer.hpp"
+#include "attnkit/status.hpp"
+
+namespace attnkit {
+
+// ModelProto.SentencePiece.Type
+enum class PieceType : uint8_t { normal = 1, unknown = 2, control = 3, user_defined = 4, unused = 5, byte = 6 };
+
+class SentencePiece : public HeapObject {
+ public:
+  enum class Algorithm { unigram = 1, bpe = 2 };
+
+  // A serialised ModelProto (the bytes of tokenizer.model / spiece.model / sentencepiece.bpe.model).
+  static Status from_model_proto(const char* data, std::size_t size, std::unique_ptr<SentencePiece>& out);
+
+  // One text (UTF-8) -> tokens. Appends (id, begin, end) triples to `out`: begin and end are byte
+  // offsets into `text` (begin == end for all but the last byte piece of a character).
+  Status encode(const char* text, std::size_t length, std::vector<int32_t>& out) const;
+
+  // ids -> text, as the library's Decode: control tokens are invisible, the unknown piece reads
+  // unk_surface (" \u2047 " by default), byte pieces are joined and read as UTF-8 (each invalid
+  // byte is U+FFFD), U+2581 is a space, and the dummy prefix's space is dropped.
+  Status decode(const int32_t* ids, std::size_t count, std::string& out) const;
+
+  std::size_t size() const { return types_.size(); }
+  std::string_view piece(std::size_t id) const {
+    return std::string_view(blob_).substr(starts_[id], starts_[id + 1] - starts_[id]);
+  }
+  PieceType type(std::size_t id) const { return types_[id]; }
+  float score(std::size_t id) const { return scores_[id]; }
+  Algorithm algorithm() const { return algorithm_; }
+  int32_t unk_id() const { return unk_; }
+  // The trainer spec's bos/eos/pad ids when they name a piece, else -1.
+  int32_t bos_id() const { return bos_; }
+  int32_t eos_id() const { return eos_; }
+  int32_t pad_id() const { return pad_; }
+  bool byte_fallback() const { return byte_fallback_; }
+
+  // A text is at most 2^28 bytes per call (ids and offsets stay well inside int32).
+  static constexpr std::size_t kMaxTextBytes = std::size_t(1) << 28;
+  // Normalisation may grow a text at most this many times (nmt_nfkc's longest rule is about 11x);
+  // a charsmap that expands more is refused at encode time rather than filling the heap.
+  static constexpr std::size_t kMaxExpansion = 16;
+
+ private:
+  SentencePiece() = default;
+  Status build_trie();
+  // Normalises text; norm_to_orig[i] = the input byte that normalised byte i came from.
+  Status normalize(std::string_view text, std::string& normalized, std::vector<uint32_t>& norm_to_orig) const;
+  // (normalised begin, end, id) of each piece, in order.
+  struct Span {
+    uint32_t begin, end;
+    int32_t id;
+  };
+  void unigram(std::string_view normalized, std::vector<Span>& out) const;
+  void bpe(std::string_view normalized, std::vector<Span>& out) const;
+  // Longest user-defined symbol at the start of s (0 when none).
+  std::size_t user_symbol(const char* s, std::size_t n) const;
+  // The id of s when it is a piece, else -1.
+  int32_t find(std::string_view s) const;
+  // Trie: child of `node` on byte c, or 0 (the root is node 0 and never a child).
+  uint32_t child(uint32_t node, unsigned char c) const;
+
+  Algorithm algorithm_ = Algorithm::unigram;
+  std::string blob_;               // the pieces back to back
+  std::vector<uint32_t> starts_;   // piece i = blob_[starts_[i], starts_[i + 1])
+  std::vector<float> scores_;
+  std::vector<PieceType> types_;
+  int32_t unk_ = -1, bos_ = -1, eos_ = -1, pad_ = -1;
+  std::array<int32_t, 256> byte_ids_{};
+  bool byte_fallback_ = false, has_user_symbols_ = false;
+  bool add_dummy_prefix_ = true, remove_extra_whitespaces_ = true, escape_whitespaces_ = true, suffix_ = false;
+  float min_score_ = 0, max_score_ = 0;
+  std::string charsmap_blob_;
+  Charsmap charsmap_;
+  std::string unk_surface_ = " \xE2\x81\x87 ";
+  // Byte trie over all pieces: node n's children are labels_/children_[first_[n], first_[n + 1]),
+  // sorted by label; ids_[n] is the piece ending at n or -1. The root's children are also in root_.
+  std::vector<int32_t> ids_;
+  std::vector<uint32_t> first_;
+  std::vector<unsigned char> labels_;
+  std::vector<uint32_t> children_;
+  std::array<uint32_t, 256> root_{};
+};
+
+}  // namespace attnkit

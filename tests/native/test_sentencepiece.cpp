@@ -1,0 +1,177 @@
+// SentencePiece models against Google's library: tests/golden/gen_sentencepiece.py trains a
+// Unigram, a BPE (byte fallback, Llama 2's options) and a whitespace-as-suffix Unigram model with
+// python3-sentencepiece and records the library's ids, offsets and decoded text for a mixed
+// corpus. Then the file checks: truncated and corrupted protobufs, bad charsmaps, bad pieces.
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "attnkit/protobuf.hpp"
+#include "attnkit/sentencepiece.hpp"
+#include "fixtures.hpp"
+
+using namespace attnkit;
+using attnkit_test::load_fixture;
+
+namespace {
+
+std::string read_file(const std::string& name) {
+  std::ifstream in(std::string(ATTNKIT_FIXTURE_DIR) + "/sentencepiece/" + name, std::ios::binary);
+  EXPECT_TRUE(in) << name;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::unique_ptr<SentencePiece> load(const std::string& bytes) {
+  std::unique_ptr<SentencePiece> sp;
+  const Status s = SentencePiece::from_model_proto(bytes.data(), bytes.size(), sp);
+  EXPECT_TRUE(s.ok()) << s.message;
+  return sp;
+}
+
+// Protobuf writing, for hand-made hostile models.
+std::string varint(uint64_t v) {
+  std::string s;
+  do {
+    s += static_cast<char>((v & 0x7F) | (v > 0x7F ? 0x80 : 0));
+    v >>= 7;
+  } while (v);
+  return s;
+}
+std::string field(int number, const std::string& bytes) { return varint(number << 3 | 2) + varint(bytes.size()) + bytes; }
+std::string field_varint(int number, uint64_t v) { return varint(number << 3) + varint(v); }
+std::string piece(const std::string& text, float score, int type = 1) {
+  std::string f(4, '\0');
+  std::memcpy(&f[0], &score, 4);
+  return field(1, field(1, text) + varint(2 << 3 | 5) + f + field_varint(3, type));
+}
+// A tiny Unigram model: <unk>, then the given normal pieces scored -1, -2, ...
+std::string tiny(const std::vector<std::string>& pieces, const std::string& normalizer = field_varint(3, 0)) {
+  std::string m = piece("<unk>", 0, 2);
+  float score = -1;
+  for (const auto& p : pieces) m += piece(p, score--);
+  return m + field(2, field_varint(3, 1)) + field(3, normalizer);
+}
+
+}  // namespace
+
+class SentencePieceOracle : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SentencePieceOracle, IdsOffsetsAndDecodeMatchTheLibrary) {
+  const auto fx = load_fixture("sentencepiece/expected.json");
+  const auto& m = fx["models"][GetParam()];
+  auto sp = load(read_file(std::string(GetParam()) + ".model"));
+  ASSERT_TRUE(sp);
+  EXPECT_EQ(sp->size(), m["vocab_size"].get<std::size_t>());
+  EXPECT_EQ(sp->unk_id(), m["unk_id"].get<int>());
+  EXPECT_EQ(sp->bos_id(), m["bos_id"].get<int>());
+  EXPECT_EQ(sp->eos_id(), m["eos_id"].get<int>());
+  const auto& lines = fx["lines"];
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string text = lines[i].get<std::string>();
+    const auto& row = m["rows"][i];
+    std::vector<int32_t> out;
+    ASSERT_TRUE(sp->encode(text.data(), text.size(), out).ok());
+    std::vector<int32_t> ids, begin, end;
+    for (std::size_t k = 0; k < out.size(); k += 3) {
+      ids.push_back(out[k]);
+      begin.push_back(out[k + 1]);
+      end.push_back(out[k + 2]);
+    }
+    EXPECT_EQ(ids, row["ids"].get<std::vector<int32_t>>()) << "line " << i << ": " << text;
+    EXPECT_EQ(begin, row["begin"].get<std::vector<int32_t>>()) << "line " << i;
+    EXPECT_EQ(end, row["end"].get<std::vector<int32_t>>()) << "line " << i;
+    std::string decoded;
+    ASSERT_TRUE(sp->decode(ids.data(), ids.size(), decoded).ok());
+    EXPECT_EQ(decoded, row["decoded"].get<std::string>()) << "line " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, SentencePieceOracle, ::testing::Values("unigram", "bpe", "unigram_suffix"));
+
+TEST(SentencePiece, ViterbiPrefersTheBestTotalScoreAndUnknownCharacters) {
+  // "ab" as one piece (-3) beats "a" + "b" (-1 + -2 = -3 tie: the first found, the longer one,
+  // is kept only when strictly better) -> equal scores keep the earlier candidate.
+  auto sp = load(tiny({"a", "b", "ab", "abc"}));
+  std::vector<int32_t> out;
+  ASSERT_TRUE(sp->encode("abcx", 4, out).ok());
+  // abc (id 4) then x unknown (id 0) with offsets [3, 4).
+  EXPECT_EQ(out, (std::vector<int32_t>{4, 0, 3, 0, 3, 4}));
+}
+
+TEST(SentencePiece, ProtobufReaderRejectsTruncatedAndOverlongFields) {
+  const std::string good = field(1, "abc") + field_varint(2, 300);
+  ProtoReader r(good);
+  ASSERT_TRUE(r.next());
+  EXPECT_EQ(r.data(), "abc");
+  ASSERT_TRUE(r.next());
+  EXPECT_EQ(r.u64(), 300u);
+  EXPECT_FALSE(r.next());
+  EXPECT_EQ(r.error(), nullptr);
+  for (std::size_t cut = 1; cut < good.size(); ++cut) {
+    ProtoReader t(good.substr(0, cut));
+    while (t.next()) {
+    }
+    if (cut != 5) EXPECT_NE(t.error(), nullptr) << cut;  // 5 = the first field whole
+  }
+  const std::string overlong = varint(1 << 3 | 2) + varint(uint64_t(1) << 40) + "x";
+  ProtoReader o(overlong);
+  EXPECT_FALSE(o.next());
+  EXPECT_NE(o.error(), nullptr);
+  const std::string eleven = varint(1 << 3) + std::string(10, '\xFF') + "\x01";
+  ProtoReader e(eleven);
+  EXPECT_FALSE(e.next());
+}
+
+TEST(SentencePiece, HostileModelsAreCodedErrors) {
+  std::unique_ptr<SentencePiece> sp;
+  const auto load_error = [&](const std::string& bytes) {
+    return SentencePiece::from_model_proto(bytes.data(), bytes.size(), sp);
+  };
+  // Every truncation of a real model is refused or loads; none crashes (ASan runs this too).
+  const std::string real = read_file("bpe.model");
+  for (std::size_t cut : {1u, 2u, 7u, 100u, 1000u, 5000u}) (void)load_error(real.substr(0, cut));
+  EXPECT_EQ(load_error(tiny({})).code, Code::ok);
+  EXPECT_EQ(load_error(piece("a", 0)).argument, "pieces");  // no unknown piece
+  EXPECT_EQ(load_error(tiny({"a", "a"})).argument, "pieces[2]");  // duplicate
+  EXPECT_EQ(load_error(tiny({""})).argument, "pieces[1]");        // empty
+  EXPECT_EQ(load_error(piece("<unk>", 0, 2) + piece("x", 0, 9)).argument, "pieces[1]");  // unknown type
+  EXPECT_EQ(load_error(piece("<unk>", 0, 2) + piece("<0x41>", 0, 6)).argument, "pieces[1]");  // no byte_fallback
+  const std::string fallback_without_bytes = piece("<unk>", 0, 2) + field(2, field_varint(35, 1));
+  EXPECT_EQ(load_error(fallback_without_bytes).argument, "pieces");
+  EXPECT_EQ(load_error(piece("<unk>", 0, 2) + field(2, field_varint(3, 3))).argument, "trainer_spec.model_type");
+  EXPECT_EQ(load_error(real.substr(0, real.size() / 2)).code, Code::invalid_argument);
+  // Charsmaps: too short, a trie larger than the blob, no unit; a trie pointing outside itself
+  // or at a string offset beyond the blob maps nothing instead of reading outside.
+  EXPECT_EQ(load_error(tiny({"a"}, field(2, std::string("\x01\x00\x00", 3)))).argument, "normalizer_spec.precompiled_charsmap");
+  EXPECT_EQ(load_error(tiny({"a"}, field(2, std::string("\xFF\xFF\x00\x00xxxx", 8)))).argument, "normalizer_spec.precompiled_charsmap");
+  EXPECT_EQ(load_error(tiny({"a"}, field(2, std::string("\x00\x00\x00\x00xx", 6)))).argument, "normalizer_spec.precompiled_charsmap");
+  for (uint32_t unit0 : {0xFFFFFC00u, 0x00000400u, 0x7FFFFFFFu}) {
+    std::string blob(4, '\0');
+    blob[0] = 8;  // two units
+    std::string u(8, '\0');
+    std::memcpy(&u[0], &unit0, 4);
+    const uint32_t leaf = 0x7FFFFFFFu;
+    std::memcpy(&u[4], &leaf, 4);
+    ASSERT_EQ(load_error(tiny({"a", "b"}, field(2, blob + u + std::string("ab\0", 3)))).code, Code::ok);
+    std::vector<int32_t> out;
+    EXPECT_TRUE(sp->encode("ab\x01", 3, out).ok());
+  }
+}
+
+TEST(SentencePiece, EncodeChecksItsTextAndDecodeItsIds) {
+  auto sp = load(read_file("unigram.model"));
+  std::string out_text;
+  const int32_t bad_ids[] = {5, -1};
+  EXPECT_EQ(sp->decode(bad_ids, 2, out_text).argument, "ids");
+  const int32_t too_big[] = {static_cast<int32_t>(sp->size())};
+  EXPECT_EQ(sp->decode(too_big, 1, out_text).code, Code::out_of_range);
+  // Malformed UTF-8 becomes U+FFFD byte by byte, as the library does, and encodes.
+  std::vector<int32_t> out;
+  EXPECT_TRUE(sp->encode("a\xFF\xC0\x80z", 5, out).ok());
+  EXPECT_FALSE(out.empty());
+}

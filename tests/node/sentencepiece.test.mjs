@@ -1,0 +1,90 @@
+// SentencePiece models in wasm (issue 19) against Google's library: the three models trained by
+// tests/golden/gen_sentencepiece.py (python3-sentencepiece on bible-kjv + fortunes), loaded from
+// their tokenizer.model bytes, must give the library's ids, offsets (here in UTF-16 units) and
+// decoded text on every line of the mixed corpus, one text at a time and as one batch call.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT, backends, fixture } from './helpers.mjs';
+
+const DIR = path.join(ROOT, 'tests/fixtures/sentencepiece');
+const expected = fixture('sentencepiece/expected.json');
+const modelBytes = (name) => new Uint8Array(fs.readFileSync(path.join(DIR, `${name}.model`)));
+
+const [ak] = await backends();
+
+for (const name of Object.keys(expected.models)) {
+  const m = expected.models[name];
+  test(`SentencePiece ${name}: ids, offsets and decode match the library on every line`, async () => {
+    const tok = await ak.Tokenizer.fromSentencePiece(modelBytes(name));
+    try {
+      assert.equal(tok.vocab.length, m.vocab_size);
+      assert.equal(tok.unkTokenId, m.unk_id);
+      expected.lines.forEach((line, i) => {
+        const row = m.rows[i];
+        const r = tok.encode(line, { addSpecialTokens: false });
+        assert.deepEqual(Array.from(r.inputIds.data), row.ids, `line ${i}: ${JSON.stringify(line)}`);
+        assert.deepEqual(r.tokens, row.pieces.map((p, k) => (row.ids[k] === m.unk_id ? tok.vocab[m.unk_id] : p)), `tokens, line ${i}`);
+        assert.deepEqual(r.offsets, row.begin16.map((b, k) => [b, row.end16[k]]), `offsets, line ${i}`);
+        assert.equal(tok.decode(row.ids), row.decoded, `decode, line ${i}`);
+      });
+      // The whole corpus as one batch (one call into wasm): the same ids row by row.
+      const batch = tok.encode(expected.lines, { addSpecialTokens: false, padId: 0 });
+      const L = batch.inputIds.dims[1];
+      expected.lines.forEach((_, i) => {
+        const n = m.rows[i].ids.length;
+        assert.deepEqual(Array.from(batch.inputIds.data.subarray(i * L, i * L + n)), m.rows[i].ids, `batch row ${i}`);
+      });
+    } finally {
+      tok.dispose();
+    }
+  });
+}
+
+test('SentencePiece: special tokens by option and from tokenizer_config.json', async () => {
+  const bytes = modelBytes('bpe');
+  const plain = await ak.Tokenizer.fromSentencePiece(bytes);
+  const llama = await ak.Tokenizer.fromSentencePiece(bytes, { addBosToken: true });
+  const t5 = await ak.Tokenizer.fromPretrained({ 'spiece.model': bytes, 'tokenizer_config.json': '{"tokenizer_class": "T5Tokenizer"}' });
+  const cfg = await ak.Tokenizer.fromPretrained({ 'tokenizer.model': bytes, 'tokenizer_config.json': '{"tokenizer_class": "LlamaTokenizer"}' });
+  try {
+    const ids = Array.from(plain.encode('In the beginning').inputIds.data);
+    assert.equal(plain.bosTokenId, 1);
+    assert.deepEqual(Array.from(llama.encode('In the beginning').inputIds.data), [1, ...ids]);
+    assert.deepEqual(Array.from(cfg.encode('In the beginning').inputIds.data), [1, ...ids]);
+    assert.deepEqual(Array.from(t5.encode('In the beginning').inputIds.data), [...ids, 2]);
+    // As the library, "<s>" inside a text is text, not the control token.
+    assert.ok(!Array.from(plain.encode('<s>').inputIds.data).includes(1));
+    assert.equal(llama.decode([1, ...ids], { skipSpecialTokens: true }), 'In the beginning');
+    assert.equal(llama.decode([1, ...ids]), 'In the beginning'); // control pieces decode to nothing
+  } finally {
+    for (const t of [plain, llama, t5, cfg]) t.dispose();
+  }
+});
+
+test('SentencePiece: hostile files and arguments are coded errors, and nothing leaks', async () => {
+  const real = modelBytes('unigram');
+  const heap = (await import('../../web/safetensors.js')).loaders;
+  const loaders = await heap(ak);
+  // The same round twice: the second must end with the heap exactly where the first did (the
+  // first may keep the handle registry's and the last error's storage).
+  const round = async () => {
+    for (const bad of [real.subarray(0, 100), real.subarray(0, real.length / 2), new Uint8Array([0x0a, 0xff]), new Uint8Array(0)]) {
+      await assert.rejects(ak.Tokenizer.fromSentencePiece(bad), (e) => e.name === 'AttnkitError' && e.code === 'ERR_INVALID_ARGUMENT');
+    }
+    await assert.rejects(ak.Tokenizer.fromSentencePiece('not bytes'), (e) => e.code === 'ERR_INVALID_ARGUMENT' && e.argument === 'tokenizerModel');
+    await assert.rejects(ak.Tokenizer.fromSentencePiece(real, { addBos: true }), /did you mean 'addBosToken'/);
+    await assert.rejects(ak.Tokenizer.fromSentencePiece(real, { addBosToken: 1 }), (e) => e.argument === 'addBosToken');
+    const tok = await ak.Tokenizer.fromSentencePiece(real);
+    assert.throws(() => tok.decode([0, tok.vocab.length]), (e) => e.code === 'ERR_OUT_OF_RANGE');
+    assert.throws(() => tok.encode(42), (e) => e.code === 'ERR_INVALID_ARGUMENT' && e.argument === 'text');
+    assert.ok(tok.encode('still works').inputIds.data.length > 0);
+    tok.dispose();
+    assert.throws(() => tok.encode('x'), (e) => e.code === 'ERR_DISPOSED');
+  };
+  await round();
+  const before = loaders.mallocInUse();
+  await round();
+  assert.equal(loaders.mallocInUse(), before);
+});
