@@ -173,20 +173,21 @@ int sentencepiece_pieces(uintptr_t slot, double handle) {
   });
 }
 
-// A batch of texts (UTF-8 back to back, `ends[i]` the byte end of text i) in one call. Result
-// int32: the token count of each text, then (id, start, end) triples with start and end in UTF-16
-// units of their text (what String.slice takes).
-int sentencepiece_encode(uintptr_t slot, double handle, uintptr_t bytes, double length, uintptr_t ends, double count) {
-  SentencePiece* sp = nullptr;
-  Status s = g_sentencepieces.find(handle, sp);
-  if (s.ok()) s = check_integer("texts.length", count, 0, 1 << 28);
+// A batch of texts (UTF-8 back to back, `ends[i]` the byte end of text i) in one call; firsts
+// (uint8, or 0 = all) marks the texts that begin their input (Metaspace's prepend_scheme "first";
+// the others follow an added token). Result int32: the token count of each text, then (id, start,
+// end) triples with start and end in UTF-16 units of their text (what String.slice takes).
+int encode_texts(uintptr_t slot, const SentencePiece* sp, uintptr_t bytes, double length, uintptr_t ends, uintptr_t firsts,
+                 double count) {
+  Status s = check_integer("texts.length", count, 0, 1 << 28);
   if (s.ok()) s = check_integer("bytes.length", length, 0, 2147483647.0);
   if (!s.ok()) return fail(std::move(s));
   const auto* text = in<char>(bytes);
   const auto* end = in<int32_t>(ends);
+  const auto* first = firsts ? in<uint8_t>(firsts) : nullptr;
   const auto n = static_cast<std::size_t>(count);
   std::vector<int32_t> out, counts, u16;
-  if (s.ok()) s = check_heap("encode", 4.0 * static_cast<double>(n) + 8.0 * length + 65536);
+  s = check_heap("encode", 4.0 * static_cast<double>(n) + 8.0 * length + 65536);
   if (s.ok()) counts.reserve(n);
   int32_t at = 0;
   for (std::size_t i = 0; s.ok() && i < n; ++i) {
@@ -196,7 +197,7 @@ int sentencepiece_encode(uintptr_t slot, double handle, uintptr_t bytes, double 
       break;
     }
     const std::size_t before = out.size();
-    s = sp->encode(text + at, static_cast<std::size_t>(end[i] - at), out);
+    s = sp->encode(text + at, static_cast<std::size_t>(end[i] - at), out, first ? first[i] != 0 : true);
     if (!s.ok()) break;
     // Byte offsets -> UTF-16 units: a 4-byte character is two units, continuation bytes none.
     u16.assign(static_cast<std::size_t>(end[i] - at) + 1, 0);
@@ -219,18 +220,51 @@ int sentencepiece_encode(uintptr_t slot, double handle, uintptr_t bytes, double 
   });
 }
 
-// ids -> UTF-8 text (uint8 result).
-int sentencepiece_decode(uintptr_t slot, double handle, uintptr_t ids, double count) {
+int sentencepiece_encode(uintptr_t slot, double handle, uintptr_t bytes, double length, uintptr_t ends, double count) {
   SentencePiece* sp = nullptr;
   Status s = g_sentencepieces.find(handle, sp);
-  if (s.ok()) s = check_integer("ids.length", count, 0, 1 << 28);
+  if (!s.ok()) return fail(std::move(s));
+  return encode_texts(slot, sp, bytes, length, ends, 0, count);
+}
+
+// ids -> UTF-8 text (uint8 result) by the model's decoding.
+int decode_ids(uintptr_t slot, const SentencePiece* sp, uintptr_t ids, double count, bool strip_first) {
+  Status s = check_integer("ids.length", count, 0, 1 << 28);
   std::string text;
-  if (s.ok()) s = sp->decode(in<int32_t>(ids), static_cast<std::size_t>(count), text);
+  if (s.ok()) s = sp->decode(in<int32_t>(ids), static_cast<std::size_t>(count), text, strip_first);
   if (!s.ok()) return fail(std::move(s));
   return with_result<uint8_t>(slot, text.size(), [&](uint8_t* r) {
     std::memcpy(r, text.data(), text.size());
     return Status::success();
   });
+}
+
+// A tokenizer.json SentencePiece-style model (Tokenizer::sentencepiece()).
+const SentencePiece* tokenizer_model(double handle, Status& s) {
+  Tokenizer* t = nullptr;
+  s = g_tokenizers.find(handle, t);
+  if (s.ok() && !t->sentencepiece()) s = Status::error(Code::invalid_argument, "handle", "this tokenizer encodes words, not texts");
+  return s.ok() ? t->sentencepiece() : nullptr;
+}
+
+int tokenizer_encode_texts(uintptr_t slot, double handle, uintptr_t bytes, double length, uintptr_t ends, uintptr_t firsts,
+                           double count) {
+  Status s;
+  const SentencePiece* sp = tokenizer_model(handle, s);
+  return sp ? encode_texts(slot, sp, bytes, length, ends, firsts, count) : fail(std::move(s));
+}
+
+int tokenizer_decode_ids(uintptr_t slot, double handle, uintptr_t ids, double count, bool strip_first) {
+  Status s;
+  const SentencePiece* sp = tokenizer_model(handle, s);
+  return sp ? decode_ids(slot, sp, ids, count, strip_first) : fail(std::move(s));
+}
+
+// ids -> UTF-8 text (uint8 result), as the library decodes.
+int sentencepiece_decode(uintptr_t slot, double handle, uintptr_t ids, double count) {
+  SentencePiece* sp = nullptr;
+  Status s = g_sentencepieces.find(handle, sp);
+  return s.ok() ? decode_ids(slot, sp, ids, count, true) : fail(std::move(s));
 }
 
 void sentencepiece_free(double handle) { g_sentencepieces.free(handle); }
@@ -254,5 +288,7 @@ EMSCRIPTEN_BINDINGS(attnkit_loaders) {
   emscripten::function("_sentencepieceEncode", &sentencepiece_encode);
   emscripten::function("_sentencepieceDecode", &sentencepiece_decode);
   emscripten::function("_sentencepieceFree", &sentencepiece_free);
+  emscripten::function("_tokenizerEncodeTexts", &tokenizer_encode_texts);
+  emscripten::function("_tokenizerDecodeIds", &tokenizer_decode_ids);
   attnkit_raw::bind_common();
 }

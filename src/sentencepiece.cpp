@@ -343,18 +343,20 @@ Status SentencePiece::normalize(std::string_view input, std::string& normalized,
 void SentencePiece::unigram(std::string_view text, std::vector<Span>& out) const {
   // The library's EncodeOptimized: best[e] = the best path over text[0, e), kept as its last
   // piece (id, start) and total score; pieces found by walking the trie from each character.
+  // The library keeps totals in float; Hugging Face's Unigram in double (hf_).
   struct Best {
     int32_t id = -1;
-    float score = 0;
+    double score = 0;
     int32_t start = -1;
   };
   const std::size_t n = text.size();
   std::vector<Best> best(n + 1);
-  const float unk_score = min_score_ - kUnkPenalty;
+  const auto round = [this](double v) { return hf_ ? v : static_cast<double>(static_cast<float>(v)); };
+  const double unk_score = hf_ ? static_cast<double>(min_score_) - kUnkPenalty : static_cast<double>(min_score_ - kUnkPenalty);
   const auto* t = reinterpret_cast<const unsigned char*>(text.data());
   std::size_t at = 0;
   while (at < n) {
-    const float here = best[at].score;
+    const double here = best[at].score;
     const std::size_t mblen = std::min(one_char_len(t[at]), n - at);
     bool single = false;
     uint32_t node = 0;
@@ -371,12 +373,12 @@ void SentencePiece::unigram(std::string_view text, std::vector<Span>& out) const
                                                            : static_cast<double>(scores_[id]);
       const double candidate = score + here;
       Best& b = best[k + 1];
-      if (b.start < 0 || candidate > b.score) b = {id, static_cast<float>(candidate), static_cast<int32_t>(at)};
+      if (b.start < 0 || candidate > b.score) b = {id, round(candidate), static_cast<int32_t>(at)};
       if (length == mblen) single = true;
     }
     if (!single) {
       Best& b = best[at + mblen];
-      const float candidate = unk_score + here;
+      const double candidate = round(unk_score + here);
       if (b.start < 0 || candidate > b.score) b = {unk_, candidate, static_cast<int32_t>(at)};
     }
     at += mblen;
@@ -397,7 +399,7 @@ void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
     bool freeze;           // a user-defined symbol: never merged
   };
   struct Pair {
-    float score;
+    double score;  // the merged piece's score, or minus the merge's rank (Hugging Face)
     int32_t left, right;
     uint32_t size;
     bool operator<(const Pair& o) const { return score < o.score || (score == o.score && left > o.left); }
@@ -419,11 +421,19 @@ void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
   const auto consider = [&](int32_t l, int32_t r) {
     if (l < 0 || r < 0 || symbols[l].freeze || symbols[r].freeze) return;
     const std::string_view joined = text.substr(symbols[l].begin, symbols[l].size + symbols[r].size);
+    if (hf_) {  // Hugging Face: only listed merges of two known tokens, by rank
+      const int32_t a = find(view(symbols[l])), b = find(view(symbols[r]));
+      if (a < 0 || b < 0) return;
+      const auto it = merges_.find(static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32 | static_cast<uint32_t>(b));
+      if (it == merges_.end()) return;
+      agenda.push({-static_cast<double>(it->second.first), l, r, static_cast<uint32_t>(joined.size())});
+      return;
+    }
     const int32_t id = find(joined);
     if (id < 0) return;
     const PieceType type = types_[id];
     if (type != PieceType::normal && type != PieceType::user_defined && type != PieceType::unused) return;
-    agenda.push({scores_[id], l, r, static_cast<uint32_t>(joined.size())});
+    agenda.push({static_cast<double>(scores_[id]), l, r, static_cast<uint32_t>(joined.size())});
     if (type == PieceType::unused) unmerge[joined] = {view(symbols[l]), view(symbols[r])};
   };
   for (std::size_t i = 1; i < symbols.size(); ++i) consider(static_cast<int32_t>(i - 1), static_cast<int32_t>(i));
@@ -464,10 +474,11 @@ void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
   }
 }
 
-Status SentencePiece::encode(const char* text, std::size_t length, std::vector<int32_t>& out) const {
+Status SentencePiece::encode(const char* text, std::size_t length, std::vector<int32_t>& out, bool first) const {
   if (length > kMaxTextBytes) {
     return Status::error(Code::out_of_range, "text", "a text is at most 2^28 bytes, got " + std::to_string(length));
   }
+  if (hf_) return encode_hf(text, length, first, out);
   std::string normalized;
   std::vector<uint32_t> norm_to_orig;
   Status s = normalize(std::string_view(text, length), normalized, norm_to_orig);
@@ -498,7 +509,7 @@ Status SentencePiece::encode(const char* text, std::size_t length, std::vector<i
   return Status::success();
 }
 
-Status SentencePiece::decode(const int32_t* ids, std::size_t count, std::string& out) const {
+Status SentencePiece::decode(const int32_t* ids, std::size_t count, std::string& out, bool strip_first) const {
   out.clear();
   const std::size_t n = size();
   std::size_t bytes = 0;
@@ -512,7 +523,7 @@ Status SentencePiece::decode(const int32_t* ids, std::size_t count, std::string&
   Status s = check_heap("ids", 2.0 * static_cast<double>(bytes) + 64);
   if (!s.ok()) return s;
   out.reserve(bytes);
-  const bool strip_bos_space = add_dummy_prefix_ || remove_extra_whitespaces_;
+  const bool strip_bos_space = strip_first && (add_dummy_prefix_ || remove_extra_whitespaces_);
   bool expect_bos_space = true, bos_space_seen = false;
   std::string run;  // consecutive byte pieces
   const auto flush = [&] {
@@ -540,7 +551,7 @@ Status SentencePiece::decode(const int32_t* ids, std::size_t count, std::string&
     if (bos_space_seen || !out.empty()) expect_bos_space = false;
     bos_space_seen = false;
     if (type == PieceType::control) continue;
-    if (type == PieceType::unknown) {
+    if (type == PieceType::unknown && !hf_) {
       out += unk_surface_;
       continue;
     }
@@ -557,6 +568,286 @@ Status SentencePiece::decode(const int32_t* ids, std::size_t count, std::string&
     }
   }
   flush();
+  return Status::success();
+}
+
+// ------------------------------------------------------------------------------ from tokenizer.json
+
+namespace {
+
+// Unicode White_Space (Rust's char::is_whitespace, which Hugging Face's WhitespaceSplit and Strip
+// use): the code point starting at s, its byte length in `len`, or false.
+bool whitespace_at(const unsigned char* s, std::size_t n, std::size_t& len) {
+  len = valid_utf8(s, n);
+  if (len == 1) return (s[0] >= 0x09 && s[0] <= 0x0D) || s[0] == 0x20;
+  if (len == 2) return (s[0] == 0xC2 && (s[1] == 0x85 || s[1] == 0xA0));
+  if (len == 3) {
+    const uint32_t cp = (s[0] & 0x0Fu) << 12 | (s[1] & 0x3Fu) << 6 | (s[2] & 0x3Fu);
+    return cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
+           cp == 0x205F || cp == 0x3000;
+  }
+  if (len == 0) len = 1;
+  return false;
+}
+
+// A normalised text with, for each byte, the input range [begin, end) of the character it came from.
+struct Aligned {
+  std::string s;
+  std::vector<uint32_t> b, e;
+  void put(std::string_view bytes, uint32_t begin, uint32_t end) {
+    s.append(bytes);
+    b.insert(b.end(), bytes.size(), begin);
+    e.insert(e.end(), bytes.size(), end);
+  }
+  void put_from(const Aligned& a, std::size_t from, std::size_t to) {
+    s.append(a.s, from, to - from);
+    b.insert(b.end(), a.b.begin() + static_cast<std::ptrdiff_t>(from), a.b.begin() + static_cast<std::ptrdiff_t>(to));
+    e.insert(e.end(), a.e.begin() + static_cast<std::ptrdiff_t>(from), a.e.begin() + static_cast<std::ptrdiff_t>(to));
+  }
+};
+
+}  // namespace
+
+Status SentencePiece::from_parts(Parts&& parts, std::unique_ptr<SentencePiece>& out) {
+  const std::size_t n = parts.pieces.size();
+  if (n == 0) return bad("model.vocab", "the vocabulary is empty");
+  if (parts.types.size() != n || (parts.algorithm == Algorithm::unigram && parts.scores.size() != n)) {
+    return bad("model.vocab", "pieces, types and scores differ in length");
+  }
+  std::size_t bytes = 0;
+  for (const auto& p : parts.pieces) bytes += p.size();
+  Status s = check_heap("tokenizer.json", 48.0 * static_cast<double>(bytes + 8 * n) + 24.0 * parts.merges.size() + 65536);
+  if (!s.ok()) return s;
+  std::unique_ptr<SentencePiece> sp(new SentencePiece());
+  if (!sp) return Status::error(Code::out_of_memory, "tokenizer.json", "no memory for the tokenizer");
+  sp->hf_ = true;
+  sp->algorithm_ = parts.algorithm;
+  sp->pipeline_ = parts.pipeline;
+  sp->byte_fallback_ = parts.byte_fallback;
+  sp->types_ = std::move(parts.types);
+  sp->scores_ = parts.algorithm == Algorithm::unigram ? std::move(parts.scores) : std::vector<float>(n, 0.f);
+  sp->blob_.reserve(bytes);
+  sp->starts_.reserve(n + 1);
+  sp->starts_.push_back(0);
+  for (const auto& p : parts.pieces) {
+    if (p.empty()) return bad("model.vocab", "the vocabulary has an empty token");
+    sp->blob_ += p;
+    sp->starts_.push_back(static_cast<uint32_t>(sp->blob_.size()));
+  }
+  sp->byte_ids_.fill(-1);
+  // Hugging Face's Unigram: the unknown score is min over the whole vocabulary - 10.
+  sp->min_score_ = FLT_MAX;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (sp->types_[i] == PieceType::unknown) {
+      if (sp->unk_ >= 0) return bad("model.unk_id", "two unknown tokens");
+      sp->unk_ = static_cast<int32_t>(i);
+    }
+    if (sp->types_[i] == PieceType::byte) sp->byte_ids_[byte_of_piece(sp->piece(i))] = static_cast<int32_t>(i);
+    sp->min_score_ = std::min(sp->min_score_, sp->scores_[i]);
+  }
+  const bool all_bytes = std::find(sp->byte_ids_.begin(), sp->byte_ids_.end(), -1) == sp->byte_ids_.end();
+  if (sp->unk_ < 0 && !(sp->byte_fallback_ && all_bytes)) {
+    return bad(parts.algorithm == Algorithm::unigram ? "model.unk_id" : "model.unk_token",
+               "the model has no unknown token (and no byte fallback for every byte)");
+  }
+  // The decoders: Metaspace / Strip drop the first token's leading space when a prefix was added.
+  sp->add_dummy_prefix_ = parts.pipeline.prepend || parts.pipeline.metaspace >= 1;
+  sp->remove_extra_whitespaces_ = false;
+  sp->charsmap_blob_ = std::move(parts.charsmap);
+  s = sp->charsmap_.parse(sp->charsmap_blob_, "normalizer.precompiled_charsmap");
+  if (s.ok()) s = sp->build_trie();
+  if (!s.ok()) return s;
+  sp->merges_.reserve(parts.merges.size());
+  for (std::size_t r = 0; r < parts.merges.size(); ++r) {
+    const auto [a, b] = parts.merges[r];
+    if (a < 0 || b < 0 || static_cast<std::size_t>(a) >= n || static_cast<std::size_t>(b) >= n) {
+      return bad("model.merges", "merge " + std::to_string(r) + " names an id outside the vocabulary");
+    }
+    const int32_t merged = sp->find(std::string(sp->piece(a)) + std::string(sp->piece(b)));
+    if (merged < 0) return bad("model.merges", "merge " + std::to_string(r) + ": the merged token is not in the vocabulary");
+    const uint64_t key = static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32 | static_cast<uint32_t>(b);
+    sp->merges_.emplace(key, std::make_pair(static_cast<int32_t>(std::min<std::size_t>(r, INT32_MAX)), merged));
+  }
+  out = std::move(sp);
+  return Status::success();
+}
+
+Status SentencePiece::normalize_hf(std::string_view text, bool first, std::string& normalized, std::vector<uint32_t>& nb,
+                                   std::vector<uint32_t>& ne, std::vector<std::pair<uint32_t, uint32_t>>& words) const {
+  const Pipeline& p = pipeline_;
+  const std::size_t n = text.size();
+  Status s = check_heap("text", 9.0 * 3 * static_cast<double>(n) * 4 + 64);
+  if (!s.ok()) return s;
+  const auto* t = reinterpret_cast<const unsigned char*>(text.data());
+  const std::string_view space(kSpace, 3);
+  // Precompiled: the longest rule at each character, else the character itself.
+  Aligned a;
+  a.s.reserve(n + 8);
+  for (std::size_t at = 0; at < n;) {
+    std::size_t key = 0;
+    std::string_view rep;
+    if (charsmap_.longest_match(text.data() + at, n - at, key, rep)) {
+      if (a.s.size() + rep.size() > kMaxExpansion * n + 8) {
+        return Status::error(Code::invalid_argument, "tokenizer.json",
+                             "tokenizer.json: the charsmap grows the text more than " + std::to_string(kMaxExpansion) + " times");
+      }
+      a.put(rep, static_cast<uint32_t>(at), static_cast<uint32_t>(at + key));
+      at += key;
+    } else {
+      const std::size_t len = std::max<std::size_t>(1, valid_utf8(t + at, n - at));
+      a.put(text.substr(at, len), static_cast<uint32_t>(at), static_cast<uint32_t>(at + len));
+      at += len;
+    }
+  }
+  // Replace(" {2,}", " "): a run of spaces is one space spanning the run.
+  if (p.collapse_spaces) {
+    Aligned c;
+    for (std::size_t i = 0; i < a.s.size(); ++i) {
+      if (a.s[i] == ' ' && i > 0 && a.s[i - 1] == ' ') {
+        c.e.back() = a.e[i];
+        continue;
+      }
+      c.put_from(a, i, i + 1);
+    }
+    a = std::move(c);
+  }
+  // Strip: leading / trailing Unicode whitespace.
+  if (p.strip_left || p.strip_right) {
+    std::size_t from = 0, to = a.s.size(), len = 0;
+    const auto* u = reinterpret_cast<const unsigned char*>(a.s.data());
+    if (p.strip_left) {
+      while (from < to && whitespace_at(u + from, to - from, len)) from += len;
+    }
+    if (p.strip_right) {
+      std::size_t last = from;  // the end of the last character that is not whitespace
+      for (std::size_t i = from; i < to;) {
+        const bool ws = whitespace_at(u + i, to - i, len);
+        i += len;
+        if (!ws) last = i;
+      }
+      to = last;
+    }
+    Aligned c;
+    c.put_from(a, from, to);
+    a = std::move(c);
+  }
+  // Prepend("\u2581") on a non-empty text, then Replace(" ", "\u2581").
+  if (p.prepend && !a.s.empty()) {
+    Aligned c;
+    c.put(space, a.b[0], a.b[0]);
+    c.put_from(a, 0, a.s.size());
+    a = std::move(c);
+  }
+  const auto escape = [&](const Aligned& in, std::size_t from, std::size_t to, Aligned& outa) {
+    for (std::size_t i = from; i < to; ++i) {
+      if (in.s[i] == ' ') outa.put(space, in.b[i], in.e[i]);
+      else outa.put_from(in, i, i + 1);
+    }
+  };
+  if (p.replace_spaces) {
+    Aligned c;
+    escape(a, 0, a.s.size(), c);
+    a = std::move(c);
+  }
+  // Pre-tokenizers: WhitespaceSplit, then Metaspace on each word.
+  std::vector<std::pair<std::size_t, std::size_t>> pieces;
+  if (p.whitespace_split) {
+    const auto* u = reinterpret_cast<const unsigned char*>(a.s.data());
+    std::size_t start = 0, len = 0;
+    bool in_word = false;
+    for (std::size_t i = 0; i < a.s.size(); i += len) {
+      const bool ws = whitespace_at(u + i, a.s.size() - i, len);
+      if (ws && in_word) pieces.push_back({start, i});
+      if (!ws && !in_word) start = i;
+      in_word = !ws;
+    }
+    if (in_word) pieces.push_back({start, a.s.size()});
+  } else if (!a.s.empty()) {
+    pieces.push_back({0, a.s.size()});
+  }
+  Aligned out;
+  out.s.reserve(a.s.size() + 3 * pieces.size() + 3);
+  words.clear();
+  for (std::size_t w = 0; w < pieces.size(); ++w) {
+    const auto [from, to] = pieces[w];
+    const std::size_t word_start = out.s.size();
+    if (p.metaspace < 0) {
+      out.put_from(a, from, to);
+      words.push_back({static_cast<uint32_t>(word_start), static_cast<uint32_t>(out.s.size())});
+      continue;
+    }
+    const bool starts_with_space = a.s.compare(from, 3, space) == 0 || a.s[from] == ' ';
+    const bool prepend = p.metaspace == 2 || (p.metaspace == 1 && first && w == 0);
+    if (prepend && !starts_with_space) out.put(space, a.b[from], a.b[from]);
+    escape(a, from, to, out);
+    if (!p.metaspace_split) {
+      words.push_back({static_cast<uint32_t>(word_start), static_cast<uint32_t>(out.s.size())});
+      continue;
+    }
+    // split: a new word at each "\u2581" (merged with what follows it)
+    std::size_t ws = word_start;
+    for (std::size_t i = word_start + 1; i + 3 <= out.s.size(); ++i) {
+      if (out.s.compare(i, 3, space) == 0) {
+        words.push_back({static_cast<uint32_t>(ws), static_cast<uint32_t>(i)});
+        ws = i;
+        i += 2;
+      }
+    }
+    if (ws < out.s.size()) words.push_back({static_cast<uint32_t>(ws), static_cast<uint32_t>(out.s.size())});
+  }
+  normalized = std::move(out.s);
+  nb = std::move(out.b);
+  ne = std::move(out.e);
+  return Status::success();
+}
+
+Status SentencePiece::encode_hf(const char* text, std::size_t length, bool first, std::vector<int32_t>& out) const {
+  std::string normalized;
+  std::vector<uint32_t> nb, ne;
+  std::vector<std::pair<uint32_t, uint32_t>> words;
+  Status s = normalize_hf(std::string_view(text, length), first, normalized, nb, ne, words);
+  if (!s.ok() || normalized.empty()) return s;
+  s = check_heap("text", 96.0 * static_cast<double>(normalized.size()) + 65536);
+  if (!s.ok()) return s;
+  std::vector<Span> spans;
+  for (const auto& [wb, we] : words) {
+    spans.clear();
+    const std::string_view word(normalized.data() + wb, we - wb);
+    if (algorithm_ == Algorithm::unigram) unigram(word, spans);
+    else bpe(word, spans);
+    bool prev_unk = false;
+    for (const Span& p : spans) {
+      const uint32_t from = wb + p.begin, to = wb + p.end;
+      const auto begin = static_cast<int32_t>(nb[from]), end = static_cast<int32_t>(ne[to - 1]);
+      // Byte fallback, character by character: its bytes when all are tokens, else unknown.
+      const bool is_unk = p.id == unk_ || p.id < 0;
+      if (is_unk && byte_fallback_) {
+        for (uint32_t k = from; k < to;) {
+          const std::size_t len = std::min<std::size_t>(one_char_len(static_cast<unsigned char>(normalized[k])), to - k);
+          bool all = true;
+          for (std::size_t j = 0; j < len; ++j) all = all && byte_ids_[static_cast<unsigned char>(normalized[k + j])] >= 0;
+          const auto cb = static_cast<int32_t>(nb[k]), ce = static_cast<int32_t>(ne[k + len - 1]);
+          if (all) {
+            for (std::size_t j = 0; j < len; ++j) out.insert(out.end(), {byte_ids_[static_cast<unsigned char>(normalized[k + j])], cb, ce});
+            prev_unk = false;
+          } else if (prev_unk) {
+            out.back() = ce;
+          } else {
+            out.insert(out.end(), {unk_, cb, ce});
+            prev_unk = true;
+          }
+          k += static_cast<uint32_t>(len);
+        }
+        continue;
+      }
+      if (is_unk && prev_unk) {
+        out.back() = end;  // fuse_unk
+      } else {
+        out.insert(out.end(), {is_unk ? unk_ : p.id, begin, end});
+      }
+      prev_unk = is_unk;
+    }
+  }
   return Status::success();
 }
 

@@ -1,6 +1,7 @@
 #include "attnkit/tokenizer.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <new>
 #include <queue>
@@ -313,6 +314,145 @@ json special_token(int32_t id, const std::string& content) {
 // The largest id a vocabulary of `count` entries may use (see Tokenizer::kIdSlack).
 int64_t id_limit(std::size_t count) { return std::min<int64_t>(kMaxId, 2 * static_cast<int64_t>(count) + Tokenizer::kIdSlack); }
 
+// Base64 (RFC 4648, with or without padding) -> bytes; false on any other character.
+bool base64_decode(const std::string& in, std::string& out) {
+  out.clear();
+  out.reserve(in.size() / 4 * 3 + 3);
+  uint32_t acc = 0;
+  int bits = 0;
+  std::size_t end = in.size();
+  while (end > 0 && in[end - 1] == '=') --end;
+  for (std::size_t i = 0; i < end; ++i) {
+    const char c = in[i];
+    const int v = c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26 : c >= '0' && c <= '9' ? c - '0' + 52
+                : c == '+' ? 62 : c == '/' ? 63 : -1;
+    if (v < 0) return false;
+    acc = acc << 6 | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
+    }
+  }
+  return true;
+}
+
+// The normalizer and pre-tokenizer of a SentencePiece-style tokenizer.json -> Pipeline. Steps must
+// come in the order the pipeline runs them (the order converters write them).
+Status sentencepiece_steps(const json& j, SentencePiece::Pipeline& p, std::string& charsmap) {
+  const char* const kSpace = "\xE2\x96\x81";
+  int stage = 0;  // 1 Precompiled, 2 Replace " {2,}", 3 Strip, 4 Prepend, 5 Replace " "
+  std::vector<std::pair<const json*, std::string>> steps;
+  const json* n = field(j, "normalizer");
+  if (n && type_of(*n) == "Sequence") {
+    const json* list = field(*n, "normalizers");
+    if (!list || !list->is_array()) return bad("normalizer.normalizers", "normalizer.normalizers must be an array");
+    for (std::size_t i = 0; i < list->size(); ++i) steps.push_back({&(*list)[i], "normalizer.normalizers[" + std::to_string(i) + "]"});
+  } else if (n) {
+    steps.push_back({n, "normalizer"});
+  }
+  const char* supported = "(supported for SentencePiece models: Precompiled, Replace(\" {2,}\" -> \" \"), Strip, "
+                          "Prepend(\"\xE2\x96\x81\"), Replace(\" \" -> \"\xE2\x96\x81\"), in that order)";
+  for (const auto& [step, where] : steps) {
+    if (!step->is_object()) return bad(where, where + " must be an object");
+    const std::string t = type_of(*step);
+    int at = 0;
+    if (t == "Precompiled") {
+      std::string b64;
+      Status s = text_field(*step, "precompiled_charsmap", "", where, b64);
+      if (!s.ok()) return s;
+      if (!base64_decode(b64, charsmap)) return bad(where + ".precompiled_charsmap", where + ".precompiled_charsmap is not base64");
+      at = 1;
+    } else if (t == "Replace") {
+      const json* pat = field(*step, "pattern");
+      std::string content;
+      Status s = text_field(*step, "content", "", where, content);
+      if (!s.ok()) return s;
+      const json* str = pat ? field(*pat, "String") : nullptr;
+      const json* re = pat ? field(*pat, "Regex") : nullptr;
+      if (re && re->is_string() && re->get<std::string>() == " {2,}" && content == " ") {
+        p.collapse_spaces = true, at = 2;
+      } else if (str && str->is_string() && str->get<std::string>() == " " && content == kSpace) {
+        p.replace_spaces = true, at = 5;
+      } else {
+        return bad(where, where + ": this Replace is not supported " + std::string(supported));
+      }
+    } else if (t == "Strip") {
+      Status s = flag(*step, "left", true, where, p.strip_left);
+      if (s.ok()) s = flag(*step, "right", true, where, p.strip_right);
+      if (!s.ok()) return s;
+      at = 3;
+    } else if (t == "Prepend") {
+      std::string prepend;
+      Status s = text_field(*step, "prepend", "", where, prepend);
+      if (!s.ok()) return s;
+      if (prepend != kSpace) return bad(where + ".prepend", where + ".prepend must be \"\xE2\x96\x81\"");
+      p.prepend = true, at = 4;
+    } else {
+      return bad(where + ".type", where + " type \"" + t + "\" is not supported " + supported);
+    }
+    if (at <= stage) return bad(where, where + " comes out of order " + std::string(supported));
+    stage = at;
+  }
+  // Pre-tokenizer: Metaspace, WhitespaceSplit, or Sequence [WhitespaceSplit, Metaspace].
+  steps.clear();
+  const json* pt = field(j, "pre_tokenizer");
+  if (pt && type_of(*pt) == "Sequence") {
+    const json* list = field(*pt, "pretokenizers");
+    if (!list || !list->is_array()) return bad("pre_tokenizer.pretokenizers", "pre_tokenizer.pretokenizers must be an array");
+    for (std::size_t i = 0; i < list->size(); ++i) steps.push_back({&(*list)[i], "pre_tokenizer.pretokenizers[" + std::to_string(i) + "]"});
+  } else if (pt) {
+    steps.push_back({pt, "pre_tokenizer"});
+  }
+  for (const auto& [step, where] : steps) {
+    if (!step->is_object()) return bad(where, where + " must be an object");
+    const std::string t = type_of(*step);
+    if (t == "WhitespaceSplit" && p.metaspace < 0 && !p.whitespace_split) {
+      p.whitespace_split = true;
+    } else if (t == "Metaspace" && p.metaspace < 0) {
+      std::string replacement, scheme;
+      bool prefix = true;
+      Status s = text_field(*step, "replacement", kSpace, where, replacement);
+      if (s.ok()) s = flag(*step, "add_prefix_space", true, where, prefix);
+      if (s.ok()) s = text_field(*step, "prepend_scheme", prefix ? "always" : "never", where, scheme);
+      if (s.ok()) s = flag(*step, "split", true, where, p.metaspace_split);
+      if (!s.ok()) return s;
+      if (replacement != kSpace) return bad(where + ".replacement", where + ".replacement must be \"\xE2\x96\x81\"");
+      if (scheme != "always" && scheme != "first" && scheme != "never") {
+        return bad(where + ".prepend_scheme", where + ".prepend_scheme must be \"always\", \"first\" or \"never\"");
+      }
+      p.metaspace = scheme == "never" ? 0 : scheme == "first" ? 1 : 2;
+    } else {
+      return bad(where + ".type", where + " type \"" + t +
+                                      "\" is not supported for SentencePiece models (supported: Metaspace, WhitespaceSplit, "
+                                      "or a Sequence of WhitespaceSplit then Metaspace)");
+    }
+  }
+  return Status::success();
+}
+
+// padding -> settings["paddingSide"] and settings["pad"].
+Status padding_settings(const json& j, int32_t size, json& settings) {
+  Status s;
+  if (const json* pad = field(j, "padding")) {
+    if (!pad->is_object()) return bad("padding", "padding must be an object or null");
+    std::string direction;
+    s = text_field(*pad, "direction", "Right", "padding", direction);
+    if (s.ok() && direction != "Left" && direction != "Right") s = bad("padding.direction", "padding.direction must be \"Left\" or \"Right\"");
+    if (!s.ok()) return s;
+    settings["paddingSide"] = direction == "Left" ? "left" : "right";
+    if (const json* pid = field(*pad, "pad_id")) {
+      int32_t id;
+      int64_t type_id;
+      s = token_id(*pid, size, "padding.pad_id", id);
+      if (s.ok()) s = int_field(*pad, "pad_type_id", 0, 0, kMaxTypeId, "padding", type_id);
+      if (!s.ok()) return s;
+      settings["pad"] = {{"id", id}, {"typeId", type_id}};
+    }
+  }
+  return Status::success();
+}
+
 }  // namespace
 
 Status Tokenizer::finish(TokenizerModel model, nlohmann::json& settings) {
@@ -348,8 +488,14 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
   std::string type = type_of(*m);
   if (type.empty() && field(*m, "merges")) type = "BPE";  // older files omit the type
   if (type.empty() && field(*m, "continuing_subword_prefix")) type = "WordPiece";
+  bool byte_fallback_model = false;
+  if (type == "BPE") {
+    s = flag(*m, "byte_fallback", false, "model", byte_fallback_model);
+    if (!s.ok()) return s;
+  }
+  if (type == "Unigram" || byte_fallback_model) return from_sentencepiece_json(j, *m, type, out);
   if (type != "WordPiece" && type != "BPE") {
-    return bad("model.type", "model type \"" + type + "\" is not supported (supported: WordPiece, BPE)");
+    return bad("model.type", "model type \"" + type + "\" is not supported (supported: WordPiece, BPE, Unigram)");
   }
   const json* vocab = field(*m, "vocab");
   s = read_vocab_object(vocab ? *vocab : json(), "model.vocab", t->vocab_);
@@ -425,26 +571,153 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
   s = post_template(j.value("post_processor", json()), t->vocab_, size, "post_processor", tmpl);
   if (!s.ok()) return s;
   settings["template"] = tmpl;
-  if (const json* pad = field(j, "padding")) {
-    if (!pad->is_object()) return bad("padding", "padding must be an object or null");
-    std::string direction;
-    s = text_field(*pad, "direction", "Right", "padding", direction);
-    if (s.ok() && direction != "Left" && direction != "Right") s = bad("padding.direction", "padding.direction must be \"Left\" or \"Right\"");
-    if (!s.ok()) return s;
-    settings["paddingSide"] = direction == "Left" ? "left" : "right";
-    if (const json* pid = field(*pad, "pad_id")) {
-      int32_t id;
-      int64_t type_id;
-      s = token_id(*pid, size, "padding.pad_id", id);
-      if (s.ok()) s = int_field(*pad, "pad_type_id", 0, 0, kMaxTypeId, "padding", type_id);
-      if (!s.ok()) return s;
-      settings["pad"] = {{"id", id}, {"typeId", type_id}};
-    }
-  }
+  s = padding_settings(j, size, settings);
+  if (!s.ok()) return s;
   s = t->finish(type == "BPE" ? TokenizerModel::bpe : TokenizerModel::wordpiece, settings);
   if (!s.ok()) return s;
   out = std::move(t);
   return s;
+}
+
+Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const std::string& type, std::unique_ptr<Tokenizer>& out) {
+  SentencePiece::Parts parts;
+  Status s;
+  const json* v = field(m, "vocab");
+  if (type == "Unigram") {
+    parts.algorithm = SentencePiece::Algorithm::unigram;
+    if (!v || !v->is_array()) return bad("model.vocab", "model.vocab must be an array of [token, score]");
+    if (v->size() >= static_cast<std::size_t>(kMaxId)) return bad("model.vocab", "model.vocab has more than 2^24 tokens");
+    parts.pieces.reserve(v->size());
+    parts.scores.reserve(v->size());
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const json& e = (*v)[i];
+      if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number()) {
+        return bad("model.vocab[" + std::to_string(i) + "]", "model.vocab[" + std::to_string(i) + "] must be [token, score]");
+      }
+      parts.pieces.push_back(e[0].get<std::string>());
+      const double score = e[1].get<double>();
+      if (!(score == score) || score > 3.4e38 || score < -3.4e38) return bad("model.vocab[" + std::to_string(i) + "]", "a score must be a finite float32");
+      parts.scores.push_back(static_cast<float>(score));
+    }
+    parts.types.assign(parts.pieces.size(), PieceType::normal);
+    int64_t unk = -1;
+    s = int_field(m, "unk_id", -1, 0, static_cast<int64_t>(parts.pieces.size()) - 1, "model", unk);
+    if (!s.ok()) return s;
+    if (unk >= 0) parts.types[static_cast<std::size_t>(unk)] = PieceType::unknown;
+  } else {
+    parts.algorithm = SentencePiece::Algorithm::bpe;
+    if (field(m, "dropout")) return bad("model.dropout", "model.dropout is not supported (inference only)");
+    bool ignore_merges = false;
+    s = flag(m, "ignore_merges", false, "model", ignore_merges);
+    if (!s.ok()) return s;
+    if (ignore_merges) return bad("model.ignore_merges", "model.ignore_merges is not supported with byte_fallback");
+    for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+      std::string value;
+      s = text_field(m, affix, "", "model", value);
+      if (!s.ok()) return s;
+      if (!value.empty()) return bad(std::string("model.") + affix, std::string("model.") + affix + " is not supported");
+    }
+    std::unordered_map<std::string, int32_t> map;
+    s = read_vocab_object(v ? *v : json(), "model.vocab", map);
+    if (!s.ok()) return s;
+    parts.pieces.assign(map.size(), std::string());
+    for (auto& [piece, id] : map) {
+      if (static_cast<std::size_t>(id) >= map.size() || !parts.pieces[id].empty()) {
+        return bad("model.vocab", "model.vocab's ids must be 0 .. " + std::to_string(map.size() - 1) + " each once (token '" + piece + "' has " + std::to_string(id) + ")");
+      }
+      parts.pieces[id] = piece;
+    }
+    parts.types.assign(parts.pieces.size(), PieceType::normal);
+    if (const json* u = field(m, "unk_token")) {
+      if (!u->is_string() || !map.count(u->get<std::string>())) return bad("model.unk_token", "model.unk_token must name a token");
+      parts.types[map.at(u->get<std::string>())] = PieceType::unknown;
+    }
+    const json* merges = field(m, "merges");
+    if (merges && !merges->is_array()) return bad("model.merges", "model.merges must be an array");
+    for (std::size_t i = 0; merges && i < merges->size(); ++i) {
+      const json& mg = (*merges)[i];
+      std::string left, right;
+      if (mg.is_string()) {
+        const std::string& line = mg.get_ref<const std::string&>();
+        const std::size_t sp = line.find(' ');
+        if (sp != std::string::npos) left = line.substr(0, sp), right = line.substr(sp + 1);
+      } else if (mg.is_array() && mg.size() == 2 && mg[0].is_string() && mg[1].is_string()) {
+        left = mg[0].get<std::string>(), right = mg[1].get<std::string>();
+      }
+      const auto a = map.find(left), b = map.find(right);
+      if (a == map.end() || b == map.end()) {
+        return bad("model.merges", "model.merges[" + std::to_string(i) + "] must be \"left right\" or [left, right] of two tokens");
+      }
+      parts.merges.push_back({a->second, b->second});
+    }
+  }
+  parts.scores.resize(parts.pieces.size(), 0.f);
+  s = flag(m, "byte_fallback", false, "model", parts.byte_fallback);
+  if (!s.ok()) return s;
+  if (parts.byte_fallback) {
+    for (std::size_t i = 0; i < parts.pieces.size(); ++i) {
+      const std::string& p = parts.pieces[i];
+      if (p.size() == 6 && p.compare(0, 3, "<0x") == 0 && p[5] == '>' && std::isxdigit(static_cast<unsigned char>(p[3])) &&
+          std::isxdigit(static_cast<unsigned char>(p[4])) && !std::islower(static_cast<unsigned char>(p[3])) &&
+          !std::islower(static_cast<unsigned char>(p[4])) && parts.types[i] == PieceType::normal) {
+        parts.types[i] = PieceType::byte;
+      }
+    }
+  }
+  // Added tokens are matched in the text before the model (web/tokenizer.js): in the model they are
+  // control pieces, never produced; those past the vocabulary extend it.
+  const std::size_t base = parts.pieces.size();
+  json settings = json::object();
+  const json* added = field(j, "added_tokens");
+  settings["addedTokens"] = added_tokens_of(added ? *added : json(), id_limit(base + (added && added->is_array() ? added->size() : 0)), s);
+  if (!s.ok()) return s;
+  for (const auto& a : settings["addedTokens"]) {
+    const auto id = a["id"].get<std::size_t>();
+    const std::string& content = a["content"].get_ref<const std::string&>();
+    if (id >= parts.pieces.size()) {
+      parts.pieces.resize(id + 1);
+      parts.types.resize(id + 1, PieceType::control);
+      parts.scores.resize(id + 1, 0.f);
+    }
+    if (parts.pieces[id].empty()) parts.pieces[id] = content;
+    if (parts.pieces[id] != content) {
+      return bad("added_tokens", "added token '" + content + "' has id " + std::to_string(id) + ", which the model calls '" + parts.pieces[id] + "'");
+    }
+    if (parts.types[id] != PieceType::unknown) parts.types[id] = PieceType::control;
+  }
+  for (std::size_t i = base; i < parts.pieces.size(); ++i) {
+    if (parts.pieces[i].empty()) return bad("added_tokens", "the ids between the vocabulary and the added tokens must all be used (id " + std::to_string(i) + " is not)");
+  }
+  s = sentencepiece_steps(j, parts.pipeline, parts.charsmap);
+  if (!s.ok()) return s;
+  std::unordered_map<std::string, int32_t> names;  // for the template's special tokens
+  for (const auto& a : settings["addedTokens"]) names[a["content"].get<std::string>()] = a["id"].get<int32_t>();
+  const auto size = static_cast<int32_t>(parts.pieces.size());
+  json tmpl;
+  s = post_template(j.value("post_processor", json()), names, size, "post_processor", tmpl);
+  if (s.ok()) s = padding_settings(j, size, settings);
+  if (!s.ok()) return s;
+  json vocab = json::array();
+  for (const auto& p : parts.pieces) vocab.push_back(p);
+  int32_t unk = -1;
+  for (std::size_t i = 0; i < parts.types.size(); ++i)
+    if (parts.types[i] == PieceType::unknown) unk = static_cast<int32_t>(i);
+  std::unique_ptr<Tokenizer> t(new Tokenizer());
+  if (!t) return Status::error(Code::out_of_memory, "tokenizer", "could not allocate the tokenizer");
+  s = SentencePiece::from_parts(std::move(parts), t->sp_);
+  if (!s.ok()) return s;
+  t->model_ = TokenizerModel::sentencepiece;
+  t->unk_ = unk;
+  settings["model"] = "sentencepiece";
+  settings["template"] = tmpl;
+  settings["normalizer"] = json::array();
+  settings["preTokenizer"] = json::array();
+  settings["unkId"] = unk;
+  settings["continuingSubwordPrefix"] = "";
+  settings["vocab"] = std::move(vocab);
+  t->settings_ = settings.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out = std::move(t);
+  return Status::success();
 }
 
 Status Tokenizer::add_merge(const std::string& left, const std::string& right, std::size_t rank, const char* where) {
@@ -641,6 +914,7 @@ Status Tokenizer::bpe(const std::string& word, int32_t index, std::vector<int32_
 
 Status Tokenizer::encode(const char* words, std::size_t length, const int32_t* ends, std::size_t count,
                          std::vector<int32_t>& out) {
+  if (sp_) return bad("words", "a SentencePiece tokenizer encodes whole texts (sentencepiece()->encode), not words");
   int32_t start = 0;
   std::string word;
   for (std::size_t i = 0; i < count; ++i) {

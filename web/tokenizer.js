@@ -290,7 +290,7 @@ export class Tokenizer extends OwnedHandle {
     super();
     this._own(heap, handle, 'Tokenizer', free);
     // SentencePiece models run the whole text pipeline in C++ (src/attnkit/sentencepiece.hpp).
-    this._sp = settings.sentencepiece ?? null;
+    this._sp = settings.sentencepiece ?? (settings.model === 'sentencepiece' ? { json: true } : null);
     this._s = settings;
     /** Token strings by id. */
     this.vocab = settings.vocab;
@@ -299,6 +299,7 @@ export class Tokenizer extends OwnedHandle {
     // pieces are not: the library reads "<s>" in a text as text).
     this._added = settings.addedTokens.filter((t) => !t.spmOnly).sort((x, y) => y.content.length - x.content.length);
     this._addedByContent = new Map(this._added.map((t) => [t.content, t]));
+    this._addedById = new Map(this._added.map((t) => [t.id, t.content]));
     this._special = new Set(settings.addedTokens.filter((t) => t.special).map((t) => t.id));
     const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     this._addedPattern = this._added.length ? new RegExp(this._added.map((t) => esc(t.content)).join('|'), 'g') : null;
@@ -321,40 +322,9 @@ export class Tokenizer extends OwnedHandle {
     this.paddingSide = settings.paddingSide ?? 'right';
   }
 
-  // Texts -> for each, [{id, start, end}] before the template. SentencePiece: one C++ call for all.
-  _piecesMany(fn, texts) {
-    if (!this._sp) return texts.map((t) => this._pieces(fn, t));
-    let room = 0;
-    for (const t of texts) {
-      if (typeof t !== 'string') {
-        throw new AttnkitError(`${fn}: text must be a string, got ${describe(t)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'text' });
-      }
-      room += 3 * t.length;
-    }
-    const bytes = new Uint8Array(room);
-    const ends = new Int32Array(texts.length);
-    let at = 0;
-    texts.forEach((t, i) => {
-      at += utf8.encodeInto(t, bytes.subarray(at)).written;
-      ends[i] = at;
-    });
-    const r = this._heap._withInputs([bytes.subarray(0, at), ends], ([pb, pe]) =>
-      this._heap._call(fn, '_sentencepieceEncode', [this._handle, pb, at, pe, texts.length], undefined, Int32Array));
-    let k = texts.length;
-    return texts.map((_, i) => {
-      const pieces = new Array(r[i]);
-      for (let j = 0; j < pieces.length; j++, k += 3) pieces[j] = { id: r[k], start: r[k + 1], end: r[k + 2] };
-      return pieces;
-    });
-  }
-
-  // One text -> [{id, start, end}] before the template.
-  _pieces(fn, text) {
-    if (this._sp) return this._piecesMany(fn, [text])[0];
-    if (typeof text !== 'string') {
-      throw new AttnkitError(`${fn}: text must be a string, got ${describe(text)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'text' });
-    }
-    // 1. Added (special) tokens are matched on the raw text and never split.
+  // Added (special) tokens are matched on the raw text and never split: text -> [{text, start}
+  // | {id, start, end}] in order.
+  _segments(text) {
     const segments = [];
     let at = 0;
     if (this._addedPattern) {
@@ -371,6 +341,66 @@ export class Tokenizer extends OwnedHandle {
       }
     }
     segments.push({ text: text.slice(at), start: at });
+    return segments;
+  }
+
+  // Texts -> for each, [{id, start, end}] before the template. SentencePiece: one C++ call for all.
+  _piecesMany(fn, texts) {
+    if (!this._sp) return texts.map((t) => this._pieces(fn, t));
+    for (const t of texts) {
+      if (typeof t !== 'string') {
+        throw new AttnkitError(`${fn}: text must be a string, got ${describe(t)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'text' });
+      }
+    }
+    // A tokenizer.model reads the whole text (the library matches no added tokens); a
+    // tokenizer.json model reads the text between added tokens.
+    const segs = this._sp.json ? texts.map((t) => this._segments(t)) : texts.map((t) => [{ text: t, start: 0 }]);
+    const parts = [];
+    let room = 0;
+    for (const list of segs) {
+      for (const g of list) {
+        if (g.text !== undefined && g.text !== '') {
+          parts.push(g);
+          room += 3 * g.text.length;
+        }
+      }
+    }
+    const bytes = new Uint8Array(room);
+    const ends = new Int32Array(parts.length), firsts = new Uint8Array(parts.length);
+    let at = 0;
+    parts.forEach((g, i) => {
+      at += utf8.encodeInto(g.text, bytes.subarray(at)).written;
+      ends[i] = at;
+      firsts[i] = g.start === 0 ? 1 : 0;
+    });
+    const r = parts.length === 0 ? new Int32Array(0) : this._heap._withInputs([bytes.subarray(0, at), ends, firsts], ([pb, pe, pf]) =>
+      this._sp.json
+        ? this._heap._call(fn, '_tokenizerEncodeTexts', [this._handle, pb, at, pe, pf, parts.length], undefined, Int32Array)
+        : this._heap._call(fn, '_sentencepieceEncode', [this._handle, pb, at, pe, parts.length], undefined, Int32Array));
+    let k = parts.length, p = 0;
+    return segs.map((list) => {
+      const pieces = [];
+      for (const g of list) {
+        if (g.id !== undefined) {
+          pieces.push({ id: g.id, start: g.start, end: g.end });
+          continue;
+        }
+        if (g.text === '') continue;
+        const count = r[p++];
+        for (let j = 0; j < count; j++, k += 3) pieces.push({ id: r[k], start: g.start + r[k + 1], end: g.start + r[k + 2] });
+      }
+      return pieces;
+    });
+  }
+
+  // One text -> [{id, start, end}] before the template.
+  _pieces(fn, text) {
+    if (this._sp) return this._piecesMany(fn, [text])[0];
+    if (typeof text !== 'string') {
+      throw new AttnkitError(`${fn}: text must be a string, got ${describe(text)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'text' });
+    }
+    // 1. Added (special) tokens are matched on the raw text and never split.
+    const segments = this._segments(text);
     // 2. Normalise and split the rest into words; 3. the words to ids in one C++ call.
     const words = [];
     const byteLevel = this._s.preTokenizer.some((p) => p.type === 'byteLevel');
@@ -617,11 +647,28 @@ export class Tokenizer extends OwnedHandle {
       kept.push(id);
       parts.push(this.vocab[id]);
     }
-    if (this._sp) { // the library's Decode, in C++
-      const ids32 = Int32Array.from(kept);
-      const bytes = this._heap._withInputs([ids32], ([p]) =>
-        this._heap._call(fn, '_sentencepieceDecode', [this._handle, p, ids32.length], undefined, Uint8Array));
-      return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
+    if (this._sp) { // SentencePiece decoding in C++; tokenizer.json: added tokens as their text
+      const run = (ids, stripFirst) => {
+        const ids32 = Int32Array.from(ids);
+        const bytes = this._heap._withInputs([ids32], ([p]) => (this._sp.json
+          ? this._heap._call(fn, '_tokenizerDecodeIds', [this._handle, p, ids32.length, stripFirst], undefined, Uint8Array)
+          : this._heap._call(fn, '_sentencepieceDecode', [this._handle, p, ids32.length], undefined, Uint8Array)));
+        return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
+      };
+      if (!this._sp.json) return run(kept, true);
+      let out = '', ids = [], first = true;
+      for (const id of kept) {
+        const added = this._addedById.get(id);
+        if (added === undefined) {
+          ids.push(id);
+          continue;
+        }
+        if (ids.length) out += run(ids, first);
+        ids = [];
+        out += added;
+        first = false;
+      }
+      return ids.length ? out + run(ids, first) : out;
     }
     if (this.model === 'bpe') {
       const bytes = [];

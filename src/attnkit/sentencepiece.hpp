@@ -27,6 +27,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "attnkit/charsmap.hpp"
@@ -45,14 +47,42 @@ class SentencePiece : public HeapObject {
   // A serialised ModelProto (the bytes of tokenizer.model / spiece.model / sentencepiece.bpe.model).
   static Status from_model_proto(const char* data, std::size_t size, std::unique_ptr<SentencePiece>& out);
 
+  // The same models as a Hugging Face tokenizer.json describes them (tokenizer.cpp reads the JSON):
+  // the steps around the model are Hugging Face's, not the library's. In order:
+  struct Pipeline {
+    bool collapse_spaces = false;  // normalizer Replace(Regex " {2,}", " ")
+    bool strip_left = false, strip_right = false;  // normalizer Strip (Unicode whitespace)
+    bool prepend = false;          // normalizer Prepend("▁") on a non-empty text
+    bool replace_spaces = false;   // normalizer Replace(" ", "▁")
+    bool whitespace_split = false; // pre_tokenizer WhitespaceSplit: words at Unicode whitespace
+    int metaspace = -1;            // pre_tokenizer Metaspace: -1 none; prepend_scheme 0 never, 1 first, 2 always
+    bool metaspace_split = true;   //   and split: a word starts at each "▁"
+  };
+  struct Parts {
+    Algorithm algorithm = Algorithm::unigram;
+    std::vector<std::string> pieces;  // by id
+    std::vector<float> scores;        // Unigram
+    std::vector<PieceType> types;     // unknown, byte, control (added tokens: matched before the model) or normal
+    std::vector<std::pair<int32_t, int32_t>> merges;  // BPE: (left id, right id) by rank
+    bool byte_fallback = false;
+    std::string charsmap;             // normalizer Precompiled (decoded from base64)
+    Pipeline pipeline;
+  };
+  static Status from_parts(Parts&& parts, std::unique_ptr<SentencePiece>& out);
+  bool hugging_face() const { return hf_; }
+
   // One text (UTF-8) -> tokens. Appends (id, begin, end) triples to `out`: begin and end are byte
   // offsets into `text` (begin == end for all but the last byte piece of a character).
-  Status encode(const char* text, std::size_t length, std::vector<int32_t>& out) const;
+  // `first`: the text is the first segment of its input (Metaspace's prepend_scheme "first";
+  // only for models from_parts built).
+  Status encode(const char* text, std::size_t length, std::vector<int32_t>& out, bool first = true) const;
 
   // ids -> text, as the library's Decode: control tokens are invisible, the unknown piece reads
   // unk_surface (" \u2047 " by default), byte pieces are joined and read as UTF-8 (each invalid
   // byte is U+FFFD), U+2581 is a space, and the dummy prefix's space is dropped.
-  Status decode(const int32_t* ids, std::size_t count, std::string& out) const;
+  // Models from tokenizer.json read the unknown piece as its text, as Hugging Face's decoders do.
+  // strip_first = false keeps the leading space (ids that follow an added token).
+  Status decode(const int32_t* ids, std::size_t count, std::string& out, bool strip_first = true) const;
 
   std::size_t size() const { return types_.size(); }
   std::string_view piece(std::size_t id) const {
@@ -77,6 +107,11 @@ class SentencePiece : public HeapObject {
  private:
   SentencePiece() = default;
   Status build_trie();
+  // Hugging Face's steps (Pipeline) -> the normalised text's words: norm_begin/norm_end[i] = the
+  // input range of the character normalised byte i came from; words = [begin, end) byte ranges.
+  Status normalize_hf(std::string_view text, bool first, std::string& normalized, std::vector<uint32_t>& norm_begin,
+                      std::vector<uint32_t>& norm_end, std::vector<std::pair<uint32_t, uint32_t>>& words) const;
+  Status encode_hf(const char* text, std::size_t length, bool first, std::vector<int32_t>& out) const;
   // Normalises text; norm_to_orig[i] = the input byte that normalised byte i came from.
   Status normalize(std::string_view text, std::string& normalized, std::vector<uint32_t>& norm_to_orig) const;
   // (normalised begin, end, id) of each piece, in order.
@@ -113,6 +148,11 @@ class SentencePiece : public HeapObject {
   std::vector<unsigned char> labels_;
   std::vector<uint32_t> children_;
   std::array<uint32_t, 256> root_{};
+  // Models from tokenizer.json: Hugging Face's steps, and BPE merges by pair of ids ->
+  // (rank, merged id) instead of the pieces' scores.
+  bool hf_ = false;
+  Pipeline pipeline_;
+  std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;
 };
 
 }  // namespace attnkit

@@ -18,15 +18,20 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "attnkit/float_buffer.hpp"
+#include "attnkit/sentencepiece.hpp"
 #include "attnkit/status.hpp"
 
 namespace attnkit {
 
-enum class TokenizerModel : int { wordpiece = 0, bpe = 1 };
+// sentencepiece: a tokenizer.json Unigram model, or BPE with byte fallback (Llama, T5, XLM-R, ...):
+// the whole text pipeline runs in C++ (sentencepiece()), see SentencePiece::Pipeline.
+enum class TokenizerModel : int { wordpiece = 0, bpe = 1, sentencepiece = 2 };
 
 class Tokenizer : public HeapObject {
  public:
-  // tokenizer.json: model WordPiece or BPE; normalizer BertNormalizer, Lowercase, NFD/NFC/NFKD/NFKC,
+  // tokenizer.json: model WordPiece, BPE, or a SentencePiece model (Unigram; BPE with
+  // byte_fallback) with the steps SentencePiece converters write (Precompiled, Replace, Prepend,
+  // Strip normalizers; Metaspace, WhitespaceSplit pre-tokenizers); normalizer BertNormalizer, Lowercase, NFD/NFC/NFKD/NFKC,
   // StripAccents or a Sequence of them; pre_tokenizer BertPreTokenizer, ByteLevel, WhitespaceSplit
   // or a Sequence of them; post_processor TemplateProcessing, BertProcessing, RobertaProcessing or
   // ByteLevel; added_tokens. Anything else is rejected naming the JSON path.
@@ -42,7 +47,9 @@ class Tokenizer : public HeapObject {
   const std::string& settings() const { return settings_; }
   TokenizerModel model() const { return model_; }
   // Rows of the id -> token table: every id encode() emits is below it.
-  std::size_t vocab_size() const { return tokens_.size(); }
+  std::size_t vocab_size() const { return sp_ ? sp_->size() : tokens_.size(); }
+  // The SentencePiece-style model of a sentencepiece tokenizer, else null.
+  const SentencePiece* sentencepiece() const { return sp_.get(); }
 
   // Words -> tokens. `words` holds the UTF-8 words back to back (`length` bytes), `ends[i]` the
   // byte where word i ends (non-decreasing, at most `length`). Appends (id, word index, byte end of
@@ -62,6 +69,9 @@ class Tokenizer : public HeapObject {
 
  private:
   Tokenizer() = default;
+  // tokenizer.json with a Unigram model or a BPE model with byte_fallback.
+  static Status from_sentencepiece_json(const nlohmann::json& j, const nlohmann::json& model, const std::string& type,
+                                        std::unique_ptr<Tokenizer>& out);
   // Builds the id -> token table and the settings JSON (vocabulary included).
   Status finish(TokenizerModel model, nlohmann::json& settings);
   // Records merge `rank` of "left right" (both and their concatenation must be tokens).
@@ -84,6 +94,7 @@ class Tokenizer : public HeapObject {
   std::size_t max_chars_ = 100;
   std::size_t longest_token_ = 0;  // bytes of the longest vocabulary entry (bounds WordPiece's search)
   std::string settings_;
+  std::unique_ptr<SentencePiece> sp_;
 };
 
 }  // namespace attnkit

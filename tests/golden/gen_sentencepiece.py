@@ -147,7 +147,10 @@ def convert(model_bytes):
             m.normalizer_spec.precompiled_charsmap).decode()}] if m.normalizer_spec.precompiled_charsmap else []
         normalizer = {"type": "Sequence", "normalizers": steps + [
             {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]}
-        pre_tokenizer = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}
+        # T5's tokenizer.json form: words at whitespace, each with its U+2581.
+        pre_tokenizer = {"type": "Sequence", "pretokenizers": [
+            {"type": "WhitespaceSplit"},
+            {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}]}
         decoder = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}
         post = {"type": "TemplateProcessing",
                 "single": [{"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "</s>", "type_id": 0}}],

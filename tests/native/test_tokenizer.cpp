@@ -76,8 +76,31 @@ TEST(Tokenizer, TokenizerJsonRejectsWhatItCannotRun) {
   dropout["model"]["dropout"] = 0.1;
   EXPECT_EQ(error(dropout), "model.dropout");
   auto unigram = bpe;
-  unigram["model"]["type"] = "Unigram";
-  EXPECT_EQ(error(unigram), "model.type");
+  unigram["model"]["type"] = "Unigram";  // a Unigram vocabulary is [[token, score], ...]
+  EXPECT_EQ(error(unigram), "model.vocab");
+  auto wordlevel = bpe;
+  wordlevel["model"]["type"] = "WordLevel";
+  EXPECT_EQ(error(wordlevel), "model.type");
+  // SentencePiece-style models take only the steps their converters write, in their order.
+  const nlohmann::json uni = {{"model", {{"type", "Unigram"}, {"unk_id", 0}, {"vocab", nlohmann::json::array({nlohmann::json::array({"<unk>", 0.0}), nlohmann::json::array({"a", -1.0})})}}}};
+  EXPECT_EQ(error(uni), "");
+  auto uni_with = [&](const char* key, const nlohmann::json& v) {
+    auto j = uni;
+    j[key] = v;
+    return j;
+  };
+  EXPECT_EQ(error(uni_with("normalizer", {{"type", "NFKC"}})), "normalizer.type");
+  EXPECT_EQ(error(uni_with("normalizer", {{"type", "Precompiled"}, {"precompiled_charsmap", "not base64!"}})),
+            "normalizer.precompiled_charsmap");
+  EXPECT_EQ(error(uni_with("normalizer", {{"type", "Sequence"}, {"normalizers", {{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}},
+                                                                                {{"type", "Strip"}}}}})),
+            "normalizer.normalizers[1]");  // Strip after Prepend: out of the converters' order
+  EXPECT_EQ(error(uni_with("normalizer", {{"type", "Prepend"}, {"prepend", "_"}})), "normalizer.prepend");
+  EXPECT_EQ(error(uni_with("pre_tokenizer", {{"type", "Metaspace"}, {"replacement", "_"}})), "pre_tokenizer.replacement");
+  EXPECT_EQ(error(uni_with("pre_tokenizer", {{"type", "Metaspace"}, {"prepend_scheme", "sometimes"}})), "pre_tokenizer.prepend_scheme");
+  auto no_unk = uni;
+  no_unk["model"].erase("unk_id");
+  EXPECT_EQ(error(no_unk), "model.unk_id");
 }
 
 namespace {
