@@ -1,5 +1,5 @@
 // `npm run bench [-- section ...]`: attnkit against its peers, measured in the same run.
-// Sections: load, positional, embeddings, attention, model, memory (default: all). Prints markdown tables; writes bench/results/last.json.
+// Sections: load, positional, embeddings, attention, model, memory, tokenizers (default: all). Prints markdown tables; writes bench/results/last.json.
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -10,6 +10,7 @@ import { benchEmbeddings } from './embeddings.mjs';
 import { benchAttention } from './attention.mjs';
 import { benchModel } from './model.mjs';
 import { benchLoadMemory } from './load_memory.mjs';
+import { benchTokenizers } from './tokenizers.mjs';
 
 const results = { machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version, v8: process.versions.v8 } };
 const sections = process.argv.slice(2);
@@ -129,6 +130,10 @@ if (want('memory')) {
   results.memory = r;
   table('Loading a BERT-base-sized checkpoint (110 M parameters, 420 MiB of float32): peak memory, fresh process each',
     ['file dtype', 'path', 'file MB', 'peak MB above baseline', 'wasm heap MB', 'peak / float32 weights', 'ms'], rows);
+}
+
+if (want('tokenizers')) {
+  results.tokenizers = await benchTokenizers(await load({ simd: true }), table);
 }
 
 if (want('model')) {

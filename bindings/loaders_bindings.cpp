@@ -58,7 +58,8 @@ std::string last_model_spec() { return g_model_spec; }
 
 Registry<Tokenizer> g_tokenizers{"Tokenizer", {}};
 
-// kind 0: tokenizer.json in a; 1: vocab.txt in a (lowercase); 2: encoder.json in a, vocab.bpe in b.
+// kind 0: tokenizer.json in a (a Precompiled charsmap's bytes in b, or none); 1: vocab.txt in a
+// (lowercase); 2: encoder.json in a, vocab.bpe in b.
 // The handle goes to result slot [0].
 int tokenizer_create(uintptr_t slot, int kind, uintptr_t a, double a_length, uintptr_t b, double b_length, bool lowercase) {
   Status s = check_integer("text.length", a_length, 0, 4294967295.0);
@@ -67,7 +68,7 @@ int tokenizer_create(uintptr_t slot, int kind, uintptr_t a, double a_length, uin
   if (!s.ok()) return fail(std::move(s));
   std::unique_ptr<Tokenizer> t;
   const auto na = static_cast<std::size_t>(a_length), nb = static_cast<std::size_t>(b_length);
-  s = kind == 0   ? Tokenizer::from_tokenizer_json(in<char>(a), na, t)
+  s = kind == 0   ? Tokenizer::from_tokenizer_json(in<char>(a), na, t, std::string_view(in<char>(b), nb))
       : kind == 1 ? Tokenizer::from_vocab_txt(in<char>(a), na, lowercase, t)
                   : Tokenizer::from_gpt2_files(in<char>(a), na, in<char>(b), nb, t);
   if (!s.ok()) return fail(std::move(s));

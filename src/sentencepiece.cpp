@@ -397,11 +397,13 @@ void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
     int32_t prev, next;
     uint32_t begin, size;  // the symbol's bytes; size 0 once merged into its left neighbour
     bool freeze;           // a user-defined symbol: never merged
+    int32_t id;            // Hugging Face: the symbol's token (-1: an unknown character)
   };
   struct Pair {
     double score;  // the merged piece's score, or minus the merge's rank (Hugging Face)
     int32_t left, right;
     uint32_t size;
+    int32_t merged;  // Hugging Face: the merged token
     bool operator<(const Pair& o) const { return score < o.score || (score == o.score && left > o.left); }
   };
   std::vector<Symbol> symbols;
@@ -411,7 +413,8 @@ void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
     const bool freeze = len > 0;
     if (!freeze) len = std::min(one_char_len(static_cast<unsigned char>(text[at])), text.size() - at);
     const auto i = static_cast<int32_t>(symbols.size());
-    symbols.push_back({i - 1, at + len < text.size() ? i + 1 : -1, static_cast<uint32_t>(at), static_cast<uint32_t>(len), freeze});
+    const int32_t id = hf_ ? find(text.substr(at, len)) : -1;
+    symbols.push_back({i - 1, at + len < text.size() ? i + 1 : -1, static_cast<uint32_t>(at), static_cast<uint32_t>(len), freeze, id});
     at += len;
   }
   std::priority_queue<Pair> agenda;
@@ -422,18 +425,18 @@ void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
     if (l < 0 || r < 0 || symbols[l].freeze || symbols[r].freeze) return;
     const std::string_view joined = text.substr(symbols[l].begin, symbols[l].size + symbols[r].size);
     if (hf_) {  // Hugging Face: only listed merges of two known tokens, by rank
-      const int32_t a = find(view(symbols[l])), b = find(view(symbols[r]));
+      const int32_t a = symbols[l].id, b = symbols[r].id;
       if (a < 0 || b < 0) return;
-      const auto it = merges_.find(static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32 | static_cast<uint32_t>(b));
-      if (it == merges_.end()) return;
-      agenda.push({-static_cast<double>(it->second.first), l, r, static_cast<uint32_t>(joined.size())});
+      const Merge* m = find_merge(a, b);
+      if (!m) return;
+      agenda.push({-static_cast<double>(m->rank), l, r, static_cast<uint32_t>(joined.size()), m->merged});
       return;
     }
     const int32_t id = find(joined);
     if (id < 0) return;
     const PieceType type = types_[id];
     if (type != PieceType::normal && type != PieceType::user_defined && type != PieceType::unused) return;
-    agenda.push({static_cast<double>(scores_[id]), l, r, static_cast<uint32_t>(joined.size())});
+    agenda.push({static_cast<double>(scores_[id]), l, r, static_cast<uint32_t>(joined.size()), id});
     if (type == PieceType::unused) unmerge[joined] = {view(symbols[l]), view(symbols[r])};
   };
   for (std::size_t i = 1; i < symbols.size(); ++i) consider(static_cast<int32_t>(i - 1), static_cast<int32_t>(i));
@@ -445,11 +448,19 @@ void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
     // Stale: a side was merged away or grew since the pair was queued (the library's test).
     if (l.size == 0 || r.size == 0 || l.size + r.size != top.size) continue;
     l.size += r.size;
+    l.id = top.merged;
     l.next = r.next;
     if (r.next >= 0) symbols[r.next].prev = top.left;
     r.size = 0;
     consider(l.prev, top.left);
     consider(top.left, l.next);
+  }
+  if (hf_) {  // the symbols are the tokens (Hugging Face has no UNUSED pieces)
+    for (int32_t i = symbols.empty() ? -1 : 0; i != -1; i = symbols[i].next) {
+      const Symbol& y = symbols[i];
+      out.push_back({y.begin, y.begin + y.size, y.id < 0 ? unk_ : y.id});
+    }
+    return;
   }
   // Resegment: an UNUSED piece is replaced by the pieces it was merged from, recursively.
   std::vector<std::string_view> stack;
@@ -595,9 +606,16 @@ struct Aligned {
   std::string s;
   std::vector<uint32_t> b, e;
   void put(std::string_view bytes, uint32_t begin, uint32_t end) {
-    s.append(bytes);
-    b.insert(b.end(), bytes.size(), begin);
-    e.insert(e.end(), bytes.size(), end);
+    for (const char c : bytes) {
+      s.push_back(c);
+      b.push_back(begin);
+      e.push_back(end);
+    }
+  }
+  void reserve(std::size_t n) {
+    s.reserve(n);
+    b.reserve(n);
+    e.reserve(n);
   }
   void put_from(const Aligned& a, std::size_t from, std::size_t to) {
     s.append(a.s, from, to - from);
@@ -657,7 +675,11 @@ Status SentencePiece::from_parts(Parts&& parts, std::unique_ptr<SentencePiece>& 
   s = sp->charsmap_.parse(sp->charsmap_blob_, "normalizer.precompiled_charsmap");
   if (s.ok()) s = sp->build_trie();
   if (!s.ok()) return s;
-  sp->merges_.reserve(parts.merges.size());
+  std::size_t capacity = 16;
+  while (capacity < 2 * parts.merges.size()) capacity *= 2;
+  if (!parts.merges.empty()) sp->merges_.assign(capacity, Merge{});
+  sp->merge_mask_ = capacity - 1;
+  while ((std::size_t(1) << (64 - sp->merge_shift_)) < capacity) --sp->merge_shift_;
   for (std::size_t r = 0; r < parts.merges.size(); ++r) {
     const auto [a, b] = parts.merges[r];
     if (a < 0 || b < 0 || static_cast<std::size_t>(a) >= n || static_cast<std::size_t>(b) >= n) {
@@ -666,7 +688,10 @@ Status SentencePiece::from_parts(Parts&& parts, std::unique_ptr<SentencePiece>& 
     const int32_t merged = sp->find(std::string(sp->piece(a)) + std::string(sp->piece(b)));
     if (merged < 0) return bad("model.merges", "merge " + std::to_string(r) + ": the merged token is not in the vocabulary");
     const uint64_t key = static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32 | static_cast<uint32_t>(b);
-    sp->merges_.emplace(key, std::make_pair(static_cast<int32_t>(std::min<std::size_t>(r, INT32_MAX)), merged));
+    uint64_t i = (key * 0x9E3779B97F4A7C15ull) >> sp->merge_shift_;
+    while (sp->merges_[i].key != ~uint64_t(0) && sp->merges_[i].key != key) i = (i + 1) & sp->merge_mask_;
+    if (sp->merges_[i].key == key) continue;  // a repeated merge keeps its first (best) rank
+    sp->merges_[i] = {key, static_cast<int32_t>(std::min<std::size_t>(r, INT32_MAX)), merged};
   }
   out = std::move(sp);
   return Status::success();
@@ -682,7 +707,7 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
   const std::string_view space(kSpace, 3);
   // Precompiled: the longest rule at each character, else the character itself.
   Aligned a;
-  a.s.reserve(n + 8);
+  a.reserve(n + 8);
   for (std::size_t at = 0; at < n;) {
     std::size_t key = 0;
     std::string_view rep;
@@ -702,6 +727,7 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
   // Replace(" {2,}", " "): a run of spaces is one space spanning the run.
   if (p.collapse_spaces) {
     Aligned c;
+    c.reserve(a.s.size() * 3 + 3);
     for (std::size_t i = 0; i < a.s.size(); ++i) {
       if (a.s[i] == ' ' && i > 0 && a.s[i - 1] == ' ') {
         c.e.back() = a.e[i];
@@ -728,12 +754,14 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
       to = last;
     }
     Aligned c;
+    c.reserve(a.s.size() * 3 + 3);
     c.put_from(a, from, to);
     a = std::move(c);
   }
   // Prepend("\u2581") on a non-empty text, then Replace(" ", "\u2581").
   if (p.prepend && !a.s.empty()) {
     Aligned c;
+    c.reserve(a.s.size() * 3 + 3);
     c.put(space, a.b[0], a.b[0]);
     c.put_from(a, 0, a.s.size());
     a = std::move(c);
@@ -746,6 +774,7 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
   };
   if (p.replace_spaces) {
     Aligned c;
+    c.reserve(a.s.size() * 3 + 3);
     escape(a, 0, a.s.size(), c);
     a = std::move(c);
   }
@@ -766,7 +795,7 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
     pieces.push_back({0, a.s.size()});
   }
   Aligned out;
-  out.s.reserve(a.s.size() + 3 * pieces.size() + 3);
+  out.reserve(a.s.size() * 3 + 3 * pieces.size() + 3);
   words.clear();
   for (std::size_t w = 0; w < pieces.size(); ++w) {
     const auto [from, to] = pieces[w];

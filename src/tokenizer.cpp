@@ -1,6 +1,7 @@
 #include "attnkit/tokenizer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <limits>
 #include <new>
@@ -314,32 +315,39 @@ json special_token(int32_t id, const std::string& content) {
 // The largest id a vocabulary of `count` entries may use (see Tokenizer::kIdSlack).
 int64_t id_limit(std::size_t count) { return std::min<int64_t>(kMaxId, 2 * static_cast<int64_t>(count) + Tokenizer::kIdSlack); }
 
-// Base64 (RFC 4648, with or without padding) -> bytes; false on any other character.
+// Base64 (RFC 4648, with or without padding) -> bytes; false on any other character. (A T5 or
+// XLM-R charsmap is 320 KB of base64: a table and one write per byte, not push_back.)
 bool base64_decode(const std::string& in, std::string& out) {
-  out.clear();
-  out.reserve(in.size() / 4 * 3 + 3);
-  uint32_t acc = 0;
-  int bits = 0;
+  static const auto table = [] {
+    std::array<int8_t, 256> t{};
+    t.fill(-1);
+    const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (int i = 0; i < 64; ++i) t[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
+    return t;
+  }();
   std::size_t end = in.size();
   while (end > 0 && in[end - 1] == '=') --end;
+  out.resize(end / 4 * 3 + 3);
+  std::size_t o = 0;
+  uint32_t acc = 0;
+  int bits = 0;
   for (std::size_t i = 0; i < end; ++i) {
-    const char c = in[i];
-    const int v = c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26 : c >= '0' && c <= '9' ? c - '0' + 52
-                : c == '+' ? 62 : c == '/' ? 63 : -1;
+    const int v = table[static_cast<unsigned char>(in[i])];
     if (v < 0) return false;
     acc = acc << 6 | static_cast<uint32_t>(v);
     bits += 6;
     if (bits >= 8) {
       bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
+      out[o++] = static_cast<char>((acc >> bits) & 0xFF);
     }
   }
+  out.resize(o);
   return true;
 }
 
 // The normalizer and pre-tokenizer of a SentencePiece-style tokenizer.json -> Pipeline. Steps must
 // come in the order the pipeline runs them (the order converters write them).
-Status sentencepiece_steps(const json& j, SentencePiece::Pipeline& p, std::string& charsmap) {
+Status sentencepiece_steps(const json& j, std::string_view given, SentencePiece::Pipeline& p, std::string& charsmap) {
   const char* const kSpace = "\xE2\x96\x81";
   int stage = 0;  // 1 Precompiled, 2 Replace " {2,}", 3 Strip, 4 Prepend, 5 Replace " "
   std::vector<std::pair<const json*, std::string>> steps;
@@ -361,7 +369,8 @@ Status sentencepiece_steps(const json& j, SentencePiece::Pipeline& p, std::strin
       std::string b64;
       Status s = text_field(*step, "precompiled_charsmap", "", where, b64);
       if (!s.ok()) return s;
-      if (!base64_decode(b64, charsmap)) return bad(where + ".precompiled_charsmap", where + ".precompiled_charsmap is not base64");
+      if (b64.empty() && !given.empty()) charsmap = std::string(given);
+      else if (!base64_decode(b64, charsmap)) return bad(where + ".precompiled_charsmap", where + ".precompiled_charsmap is not base64");
       at = 1;
     } else if (t == "Replace") {
       const json* pat = field(*step, "pattern");
@@ -477,7 +486,8 @@ Status Tokenizer::finish(TokenizerModel model, nlohmann::json& settings) {
   return Status::success();
 }
 
-Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std::unique_ptr<Tokenizer>& out) {
+Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std::unique_ptr<Tokenizer>& out,
+                                     std::string_view charsmap) {
   json j;
   Status s = parse_json(text, length, "tokenizer.json", j);
   if (!s.ok()) return s;
@@ -493,7 +503,7 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
     s = flag(*m, "byte_fallback", false, "model", byte_fallback_model);
     if (!s.ok()) return s;
   }
-  if (type == "Unigram" || byte_fallback_model) return from_sentencepiece_json(j, *m, type, out);
+  if (type == "Unigram" || byte_fallback_model) return from_sentencepiece_json(j, *m, type, charsmap, out);
   if (type != "WordPiece" && type != "BPE") {
     return bad("model.type", "model type \"" + type + "\" is not supported (supported: WordPiece, BPE, Unigram)");
   }
@@ -579,7 +589,8 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
   return s;
 }
 
-Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const std::string& type, std::unique_ptr<Tokenizer>& out) {
+Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const std::string& type, std::string_view charsmap,
+                                          std::unique_ptr<Tokenizer>& out) {
   SentencePiece::Parts parts;
   Status s;
   const json* v = field(m, "vocab");
@@ -688,7 +699,7 @@ Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const st
   for (std::size_t i = base; i < parts.pieces.size(); ++i) {
     if (parts.pieces[i].empty()) return bad("added_tokens", "the ids between the vocabulary and the added tokens must all be used (id " + std::to_string(i) + " is not)");
   }
-  s = sentencepiece_steps(j, parts.pipeline, parts.charsmap);
+  s = sentencepiece_steps(j, charsmap, parts.pipeline, parts.charsmap);
   if (!s.ok()) return s;
   std::unordered_map<std::string, int32_t> names;  // for the template's special tokens
   for (const auto& a : settings["addedTokens"]) names[a["content"].get<std::string>()] = a["id"].get<int32_t>();

@@ -100,6 +100,23 @@ export class WasmHeap {
     }
   }
 
+  // A wasm block of at least `bytes` bytes kept between calls (grown, never shrunk): inputs of the
+  // hot per-text calls (tokenizers) are written here instead of a malloc and free per call.
+  // Valid until the next _scratch call; callers copy in, call, and are done.
+  _scratch(bytes) {
+    if (!this._scratchPtr || this._scratchBytes < bytes) {
+      if (this._scratchPtr) this._m._free(this._scratchPtr);
+      this._scratchBytes = 0;
+      const size = Math.max(4096, 2 ** Math.ceil(Math.log2(bytes + 1)));
+      this._scratchPtr = this._m._malloc(size) >>> 0;
+      if (!this._scratchPtr) {
+        throw new AttnkitError(`could not allocate ${size} bytes in the wasm heap for an input`, { code: 'ERR_OUT_OF_MEMORY' });
+      }
+      this._scratchBytes = size;
+    }
+    return this._scratchPtr;
+  }
+
   /** Bytes of wasm heap that are in use by malloc right now (for leak checks). */
   mallocInUse() {
     return this._m._mallocInUse();

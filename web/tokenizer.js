@@ -115,9 +115,30 @@ function preTokenize(text, steps) {
   return words;
 }
 
+// A Precompiled normalizer's charsmap (T5, XLM-R: 320 KB of base64, most of the file) is decoded
+// here, where JSON.parse and atob are the engine's own, and handed to C++ as bytes with the field
+// emptied. Anything unexpected leaves the text whole for C++ to read (and report).
+function splitCharsmap(text) {
+  if (!text.includes('"Precompiled"') || typeof atob !== 'function') return { text, charsmap: '' };
+  try {
+    const j = JSON.parse(text);
+    const n = j?.normalizer;
+    const steps = n?.type === 'Sequence' && Array.isArray(n.normalizers) ? n.normalizers : [n];
+    const pre = steps.filter((x) => x?.type === 'Precompiled' && typeof x.precompiled_charsmap === 'string');
+    if (pre.length !== 1 || pre[0].precompiled_charsmap === '') return { text, charsmap: '' };
+    const bin = atob(pre[0].precompiled_charsmap);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    pre[0].precompiled_charsmap = '';
+    return { text: JSON.stringify(j), charsmap: bytes };
+  } catch {
+    return { text, charsmap: '' };
+  }
+}
+
 async function create(ak, fn, kind, a, b = '', lowercase = true) {
   const heap = await loaders(ak);
-  const ba = utf8.encode(a), bb = utf8.encode(b);
+  const ba = utf8.encode(a), bb = typeof b === 'string' ? utf8.encode(b) : b;
   const handle = heap._withInputs([ba, bb], ([pa, pb]) => heap._raw(fn, '_tokenizerCreate', [kind, pa, ba.length, pb, bb.length, lowercase])[0]);
   return new Tokenizer(heap, handle, JSON.parse(heap._m._tokenizerSettings(handle)));
 }
@@ -125,7 +146,9 @@ async function create(ak, fn, kind, a, b = '', lowercase = true) {
 export class Tokenizer extends OwnedHandle {
   /** tokenizer.json (text, bytes, parsed object or Response). */
   static async fromJSON(ak, tokenizerJson) {
-    return create(ak, 'Tokenizer.fromJSON', 0, await textInput('Tokenizer.fromJSON', 'tokenizerJson', tokenizerJson));
+    const text = await textInput('Tokenizer.fromJSON', 'tokenizerJson', tokenizerJson);
+    const split = splitCharsmap(text);
+    return create(ak, 'Tokenizer.fromJSON', 0, split.text, split.charsmap);
   }
 
   /** BERT's vocab.txt (one token per line); lowercase: uncased models (default true). */
@@ -346,7 +369,7 @@ export class Tokenizer extends OwnedHandle {
 
   // Texts -> for each, [{id, start, end}] before the template. SentencePiece: one C++ call for all.
   _piecesMany(fn, texts) {
-    if (!this._sp) return texts.map((t) => this._pieces(fn, t));
+    if (!this._sp) return texts.map((t) => Tokenizer._typed(this._pieces(fn, t)));
     for (const t of texts) {
       if (typeof t !== 'string') {
         throw new AttnkitError(`${fn}: text must be a string, got ${describe(t)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'text' });
@@ -365,37 +388,65 @@ export class Tokenizer extends OwnedHandle {
         }
       }
     }
-    const bytes = new Uint8Array(room);
-    const ends = new Int32Array(parts.length), firsts = new Uint8Array(parts.length);
+    // One scratch block in the wasm heap: [ends: int32 x n][firsts: uint8 x n][UTF-8 bytes].
+    const heap = this._heap, n = parts.length;
+    const head = 5 * n + ((4 - ((5 * n) % 4)) % 4);
+    const base = heap._scratch(head + room);
+    const mem = heap._m.HEAPU8;
+    const ends = new Int32Array(mem.buffer, base, n), firsts = mem.subarray(base + 4 * n, base + 5 * n);
+    const text = mem.subarray(base + head, base + head + room);
     let at = 0;
-    parts.forEach((g, i) => {
-      at += utf8.encodeInto(g.text, bytes.subarray(at)).written;
+    for (let i = 0; i < n; i++) {
+      at += utf8.encodeInto(parts[i].text, text.subarray(at)).written;
       ends[i] = at;
-      firsts[i] = g.start === 0 ? 1 : 0;
-    });
-    const r = parts.length === 0 ? new Int32Array(0) : this._heap._withInputs([bytes.subarray(0, at), ends, firsts], ([pb, pe, pf]) =>
-      this._sp.json
-        ? this._heap._call(fn, '_tokenizerEncodeTexts', [this._handle, pb, at, pe, pf, parts.length], undefined, Int32Array)
-        : this._heap._call(fn, '_sentencepieceEncode', [this._handle, pb, at, pe, parts.length], undefined, Int32Array));
+      firsts[i] = parts[i].start === 0 ? 1 : 0;
+    }
+    const r = n === 0 ? new Int32Array(0) : this._sp.json
+      ? heap._call(fn, '_tokenizerEncodeTexts', [this._handle, base + head, at, base, base + 4 * n, n], undefined, Int32Array)
+      : heap._call(fn, '_sentencepieceEncode', [this._handle, base + head, at, base, n], undefined, Int32Array);
+    // De-interleave the (id, start, end) triples into typed arrays per text, segment offsets added.
     let k = parts.length, p = 0;
     return segs.map((list) => {
-      const pieces = [];
+      let n = 0;
+      for (let g = 0, q = p; g < list.length; g++) {
+        if (list[g].id !== undefined) n++;
+        else if (list[g].text !== '') n += r[q++];
+      }
+      const out = { ids: new Int32Array(n), starts: new Int32Array(n), ends: new Int32Array(n) };
+      let j = 0;
       for (const g of list) {
         if (g.id !== undefined) {
-          pieces.push({ id: g.id, start: g.start, end: g.end });
+          out.ids[j] = g.id;
+          out.starts[j] = g.start;
+          out.ends[j++] = g.end;
           continue;
         }
         if (g.text === '') continue;
         const count = r[p++];
-        for (let j = 0; j < count; j++, k += 3) pieces.push({ id: r[k], start: g.start + r[k + 1], end: g.start + r[k + 2] });
+        for (let c = 0; c < count; c++, k += 3, j++) {
+          out.ids[j] = r[k];
+          out.starts[j] = g.start + r[k + 1];
+          out.ends[j] = g.start + r[k + 2];
+        }
       }
-      return pieces;
+      return out;
     });
+  }
+
+  // [{id, start, end}] -> {ids, starts, ends} typed arrays (the word-level tokenizers' pieces).
+  static _typed(list) {
+    const n = list.length;
+    const out = { ids: new Int32Array(n), starts: new Int32Array(n), ends: new Int32Array(n) };
+    for (let i = 0; i < n; i++) {
+      out.ids[i] = list[i].id;
+      out.starts[i] = list[i].start;
+      out.ends[i] = list[i].end;
+    }
+    return out;
   }
 
   // One text -> [{id, start, end}] before the template.
   _pieces(fn, text) {
-    if (this._sp) return this._piecesMany(fn, [text])[0];
     if (typeof text !== 'string') {
       throw new AttnkitError(`${fn}: text must be a string, got ${describe(text)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'text' });
     }
@@ -474,7 +525,7 @@ export class Tokenizer extends OwnedHandle {
   /** Token strings of a text, without special tokens added. */
   tokenize(text) {
     this._live('tokenize');
-    return this._pieces('tokenize', text).map((p) => this.vocab[p.id]);
+    return Array.from(this._piecesMany('tokenize', [text])[0].ids, (id) => this.vocab[id]);
   }
 
   /**
@@ -536,6 +587,7 @@ export class Tokenizer extends OwnedHandle {
     return this._finish(fn, rows, toMax ? maxLength : undefined, padId, batched, paddingSide === 'left');
   }
 
+  // Pieces {ids, starts, ends} of a text (and its pair) -> a row: truncated, with the template.
   _encodeOne(fn, a, b, addSpecialTokens, maxLength, truncation) {
     const tmpl = addSpecialTokens && this._s.template ? this._s.template[b ? 'pair' : 'single'] : null;
     if (maxLength !== undefined && !(Number.isInteger(maxLength) && maxLength >= 0)) {
@@ -555,59 +607,96 @@ export class Tokenizer extends OwnedHandle {
         throw new AttnkitError(`${fn}: truncation must be true, false, 'longest_first', 'only_first' or 'only_second', got ${describe(truncation)}`,
           { code: 'ERR_INVALID_ARGUMENT', argument: 'truncation' });
       }
-      while (a.length + (b?.length ?? 0) > budget) {
-        const cut = strategy === 'only_first' ? a : strategy === 'only_second' ? b : (b && b.length > a.length ? b : a);
-        if (!cut || cut.length === 0) {
+      let na = a.ids.length, nb = b ? b.ids.length : 0;
+      while (na + nb > budget) {
+        const cutB = strategy === 'only_second' || (strategy === 'longest_first' && b && nb > na);
+        if (strategy === 'only_second' ? !b || nb === 0 : cutB ? nb === 0 : na === 0) {
           throw new AttnkitError(`${fn}: cannot truncate to maxLength ${maxLength} with truncation '${strategy}'`, {
             code: 'ERR_INVALID_ARGUMENT', argument: 'truncation',
           });
         }
-        cut.pop();
+        if (cutB) nb--;
+        else na--;
       }
+      const cut = (x, m) => ({ ids: x.ids.subarray(0, m), starts: x.starts.subarray(0, m), ends: x.ends.subarray(0, m) });
+      a = cut(a, na);
+      if (b) b = cut(b, nb);
     }
-    const row = { ids: [], types: [], offsets: [] };
-    const put = (p, type) => {
-      row.ids.push(p.id);
-      row.types.push(type);
-      row.offsets.push(p.start === undefined ? [0, 0] : [p.start, p.end]);
-    };
-    if (!tmpl) {
-      a.forEach((p) => put(p, 0));
-      b?.forEach((p) => put(p, 1));
-    } else {
-      for (const t of tmpl) {
-        if (t.sequence === undefined) put({ id: t.id }, t.typeId);
-        else (t.sequence === 0 ? a : b).forEach((p) => put(p, t.typeId));
+    // The row: ids, token types, and source offsets (-1 for the template's special tokens).
+    const parts = tmpl ?? [{ sequence: 0, typeId: 0 }, ...(b ? [{ sequence: 1, typeId: 1 }] : [])];
+    let n = 0;
+    for (const t of parts) n += t.sequence === undefined ? 1 : (t.sequence === 0 ? a : b).ids.length;
+    const row = { ids: new Int32Array(n), types: new Int32Array(n), starts: new Int32Array(n).fill(-1), ends: new Int32Array(n) };
+    let j = 0;
+    for (const t of parts) {
+      if (t.sequence === undefined) {
+        row.ids[j] = t.id;
+        row.types[j++] = t.typeId;
+        continue;
       }
+      const x = t.sequence === 0 ? a : b;
+      row.ids.set(x.ids, j);
+      row.starts.set(x.starts, j);
+      row.ends.set(x.ends, j);
+      row.types.fill(t.typeId, j, j + x.ids.length);
+      j += x.ids.length;
     }
     return row;
   }
 
   _finish(fn, rows, target, padId, batched, left) {
     const pad = padId ?? this._s.pad?.id ?? this.padTokenId ?? undefined;
-    const longest = Math.max(0, ...rows.map((r) => r.ids.length));
+    let longest = 0;
+    for (const r of rows) longest = Math.max(longest, r.ids.length);
     const L = Math.max(target ?? longest, longest);
-    if (rows.some((r) => r.ids.length < L) && pad === undefined) {
+    if (pad === undefined && rows.some((r) => r.ids.length < L)) {
       throw new AttnkitError(`${fn}: this tokenizer has no pad token; pass padId`, { code: 'ERR_INVALID_ARGUMENT', argument: 'padId' });
     }
-    const ids = [], mask = [], types = [], positions = [], tokens = [], offsets = [];
+    const B = rows.length;
+    const ids = new Int32Array(B * L), mask = new Int32Array(B * L), types = new Int32Array(B * L), positions = new Int32Array(B * L);
+    const padType = this._s.pad?.typeId ?? 0;
     // Left padding (batched causal models) puts the pads first; positions then count the tokens
     // only, as generation does (cumsum(mask) - 1, pads at 1).
-    const place = (row, fill, n) => (left ? [...new Array(L - n).fill(fill), ...row] : [...row, ...new Array(L - n).fill(fill)]);
-    for (const r of rows) {
-      const n = r.ids.length;
-      ids.push(place(r.ids, pad, n));
-      mask.push(place(new Array(n).fill(1), 0, n));
-      types.push(place(r.types, this._s.pad?.typeId ?? 0, n));
-      positions.push(left ? Array.from({ length: L }, (_, i) => (i < L - n ? 1 : i - (L - n))) : Array.from({ length: L }, (_, i) => i));
-      tokens.push(ids.at(-1).map((id) => this.vocab[id]));
-      offsets.push(left ? [...Array.from({ length: L - n }, () => [0, 0]), ...r.offsets] : [...r.offsets, ...Array.from({ length: L - n }, () => [0, 0])]);
+    for (let b = 0; b < B; b++) {
+      const r = rows[b], n = r.ids.length, row = b * L, first = left ? L - n : 0;
+      if (n < L) {
+        ids.fill(pad, row, row + L);
+        types.fill(padType, row, row + L);
+      }
+      for (let i = 0; i < n; i++) {
+        ids[row + first + i] = r.ids[i];
+        mask[row + first + i] = 1;
+        types[row + first + i] = r.types[i];
+      }
+      for (let i = 0; i < L; i++) positions[row + i] = left ? (i < first ? 1 : i - first) : i;
     }
-    const t = (a) => new Tensor('int32', Int32Array.from(a.flat()), batched ? [rows.length, L] : [L]);
-    return {
-      inputIds: t(ids), attentionMask: t(mask), tokenTypeIds: t(types), positionIds: t(positions),
-      tokens: batched ? tokens : tokens[0], offsets: batched ? offsets : offsets[0],
+    const dims = batched ? [B, L] : [L];
+    const result = {
+      inputIds: new Tensor('int32', ids, dims), attentionMask: new Tensor('int32', mask, dims),
+      tokenTypeIds: new Tensor('int32', types, dims), positionIds: new Tensor('int32', positions, dims),
     };
+    // tokens and offsets are built on first read (most callers only want the tensors).
+    const vocab = this.vocab;
+    const lazy = (name, make) => Object.defineProperty(result, name, {
+      enumerable: true, configurable: true,
+      get() {
+        const rowsOut = rows.map((r, b) => make(r, b));
+        const value = batched ? rowsOut : rowsOut[0];
+        Object.defineProperty(result, name, { value, enumerable: true, writable: true, configurable: true });
+        return value;
+      },
+    });
+    lazy('tokens', (r, b) => Array.from(ids.subarray(b * L, (b + 1) * L), (id) => vocab[id]));
+    lazy('offsets', (r) => {
+      const out = new Array(L);
+      const first = left ? L - r.ids.length : 0;
+      for (let i = 0; i < L; i++) {
+        const k = i - first;
+        out[i] = k >= 0 && k < r.ids.length && r.starts[k] >= 0 ? [r.starts[k], r.ends[k]] : [0, 0];
+      }
+      return out;
+    });
+    return result;
   }
 
   /** A batch of ids ([batch, length]: a Tensor, or an array of rows) -> one string per row. */

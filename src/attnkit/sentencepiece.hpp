@@ -152,7 +152,24 @@ class SentencePiece : public HeapObject {
   // (rank, merged id) instead of the pieces' scores.
   bool hf_ = false;
   Pipeline pipeline_;
-  std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;
+  // (left id << 32 | right id) -> (rank, merged id): open addressing, a power-of-two table at most
+  // half full (the lookup is BPE's inner loop; std::unordered_map's buckets cost twice as much).
+  struct Merge {
+    uint64_t key = ~uint64_t(0);
+    int32_t rank = 0, merged = 0;
+  };
+  std::vector<Merge> merges_;
+  uint64_t merge_mask_ = 0;
+  int merge_shift_ = 60;  // 64 - log2(table size): the hash's top bits pick the slot
+  const Merge* find_merge(int32_t left, int32_t right) const {
+    if (merges_.empty()) return nullptr;
+    const uint64_t key = static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32 | static_cast<uint32_t>(right);
+    for (uint64_t i = (key * 0x9E3779B97F4A7C15ull) >> merge_shift_;; i = (i + 1) & merge_mask_) {
+      const Merge& m = merges_[i];
+      if (m.key == key) return &m;
+      if (m.key == ~uint64_t(0)) return nullptr;
+    }
+  }
 };
 
 }  // namespace attnkit

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -35,7 +36,11 @@ class Tokenizer : public HeapObject {
   // StripAccents or a Sequence of them; pre_tokenizer BertPreTokenizer, ByteLevel, WhitespaceSplit
   // or a Sequence of them; post_processor TemplateProcessing, BertProcessing, RobertaProcessing or
   // ByteLevel; added_tokens. Anything else is rejected naming the JSON path.
-  static Status from_tokenizer_json(const char* text, std::size_t length, std::unique_ptr<Tokenizer>& out);
+  // `charsmap`: a Precompiled normalizer's charsmap as bytes, for a file whose
+  // "precompiled_charsmap" is "" (web/tokenizer.js decodes the base64 with the engine's own
+  // parser: 320 KB of it is most of a T5 or XLM-R tokenizer.json).
+  static Status from_tokenizer_json(const char* text, std::size_t length, std::unique_ptr<Tokenizer>& out,
+                                    std::string_view charsmap = {});
   // vocab.txt (one WordPiece token per line, id = line number) with BERT's text steps.
   static Status from_vocab_txt(const char* text, std::size_t length, bool lowercase, std::unique_ptr<Tokenizer>& out);
   // GPT-2's encoder.json ({token: id}) and vocab.bpe ("#version" line, then "a b" merges by rank).
@@ -71,7 +76,7 @@ class Tokenizer : public HeapObject {
   Tokenizer() = default;
   // tokenizer.json with a Unigram model or a BPE model with byte_fallback.
   static Status from_sentencepiece_json(const nlohmann::json& j, const nlohmann::json& model, const std::string& type,
-                                        std::unique_ptr<Tokenizer>& out);
+                                        std::string_view charsmap, std::unique_ptr<Tokenizer>& out);
   // Builds the id -> token table and the settings JSON (vocabulary included).
   Status finish(TokenizerModel model, nlohmann::json& settings);
   // Records merge `rank` of "left right" (both and their concatenation must be tokens).

@@ -1,4 +1,5 @@
-// libFuzzer harness for the tokenizer files and encode. The first byte picks the file kind:
+// libFuzzer harness for the tokenizer files and encode (SentencePiece-style tokenizer.json models
+// encode whole texts and decode them). The first byte picks the file kind:
 // 0 tokenizer.json, 1 vocab.txt, 2 encoder.json + vocab.bpe (split at the first NUL byte). A
 // tokenizer that loads then encodes a fixed list of words and the input's last 64 bytes, split
 // at spaces, as words.
@@ -28,6 +29,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   }
   if (!s.ok()) return 0;
   if (t->settings().empty()) __builtin_trap();
+  if (const SentencePiece* sp = t->sentencepiece()) {  // Unigram / byte-fallback BPE: whole texts
+    const std::size_t tail = n > 64 ? n - 64 : 0;
+    for (const std::string& x : {std::string("Hello  world\t\xe2\x96\x81x "), std::string(text + tail, n - tail)}) {
+      for (bool first : {true, false}) {
+        std::vector<int32_t> out, ids;
+        if (!sp->encode(x.data(), x.size(), out, first).ok()) continue;
+        for (std::size_t i = 0; i < out.size(); i += 3) {
+          if (out[i] < 0 || static_cast<std::size_t>(out[i]) >= sp->size()) __builtin_trap();
+          if (out[i + 1] > out[i + 2] || static_cast<std::size_t>(out[i + 2]) > x.size()) __builtin_trap();
+          ids.push_back(out[i]);
+        }
+        std::string back;
+        if (!sp->decode(ids.data(), ids.size(), back, first).ok()) __builtin_trap();
+      }
+    }
+    return 0;
+  }
   std::string words;
   std::vector<int32_t> ends;
   for (const char* w : {"hello", "unaffable", "a", "Ġthe", "##", "\xe2\x96\x81", "\xff\xfe"}) {
