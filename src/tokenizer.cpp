@@ -720,6 +720,7 @@ Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const st
   t->model_ = TokenizerModel::sentencepiece;
   t->unk_ = unk;
   settings["model"] = "sentencepiece";
+  settings["algorithm"] = type == "Unigram" ? "unigram" : "bpe";
   settings["template"] = tmpl;
   settings["normalizer"] = json::array();
   settings["preTokenizer"] = json::array();

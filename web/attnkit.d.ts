@@ -382,7 +382,8 @@ export interface EncodeOptions<T> {
 }
 
 export class Tokenizer {
-  readonly model: 'wordpiece' | 'bpe';
+  /** The model: WordPiece, BPE (byte-level, or SentencePiece's with byte fallback) or Unigram. */
+  readonly model: 'wordpiece' | 'bpe' | 'unigram';
   /** Token strings by id. */
   readonly vocab: string[];
   /** Special tokens (from tokenizer_config.json / special_tokens_map.json with fromPretrained); null when absent. */
@@ -490,9 +491,18 @@ export class Attnkit {
     fromPretrained(source: PretrainedSource, options?: { onProgress?: (loaded: number, total?: number) => void }): Promise<Model>;
     fromPretrained(options: { config: TextSource; weights: ArrayBuffer | ArrayBufferView | Response | { [name: string]: Floats } | Safetensors; onProgress?: (loaded: number, total?: number) => void }): Promise<Model>;
   };
-  /** Tokenizers from Hugging Face tokenizer.json, BERT's vocab.txt, or GPT-2's encoder.json + vocab.bpe. */
+  /**
+   * Tokenizers from Hugging Face tokenizer.json, BERT's vocab.txt, GPT-2's encoder.json + vocab.bpe,
+   * or a SentencePiece model file.
+   */
   readonly Tokenizer: {
     fromJSON(tokenizerJson: TextSource): Promise<Tokenizer>;
+    /**
+     * A SentencePiece tokenizer.model (Unigram or BPE with byte fallback), with the library's own
+     * normalisation, segmentation and decoding; special tokens only when asked.
+     */
+    fromSentencePiece(tokenizerModel: ArrayBuffer | ArrayBufferView | Response,
+      options?: { addBosToken?: boolean; addEosToken?: boolean }): Promise<Tokenizer>;
     fromVocab(vocabTxt: TextSource, options?: { lowercase?: boolean }): Promise<Tokenizer>;
     fromGpt2(encoderJson: TextSource, vocabBpe: TextSource): Promise<Tokenizer>;
     /** tokenizer.json (or vocab.txt, or vocab.json + merges.txt) with tokenizer_config.json and special_tokens_map.json. */

@@ -317,7 +317,8 @@ export class Tokenizer extends OwnedHandle {
     this._s = settings;
     /** Token strings by id. */
     this.vocab = settings.vocab;
-    this.model = settings.model;
+    /** 'wordpiece', 'bpe' (byte-level or SentencePiece) or 'unigram'. */
+    this.model = settings.algorithm ?? settings.model;
     // Added tokens are matched in the text before the model sees it (SentencePiece's own control
     // pieces are not: the library reads "<s>" in a text as text).
     this._added = settings.addedTokens.filter((t) => !t.spmOnly).sort((x, y) => y.content.length - x.content.length);

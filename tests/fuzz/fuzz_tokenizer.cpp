@@ -13,13 +13,17 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   using namespace attnkit;
   if (size < 1) return 0;
-  const int kind = data[0] % 3;
+  const int kind = data[0] % 4;
   const char* text = reinterpret_cast<const char*>(data + 1);
   const std::size_t n = size - 1;
   std::unique_ptr<Tokenizer> t;
   Status s;
   if (kind == 0) {
     s = Tokenizer::from_tokenizer_json(text, n, t);
+  } else if (kind == 3) {  // tokenizer.json, NUL, a Precompiled charsmap's bytes
+    std::size_t cut = 0;
+    while (cut < n && text[cut] != '\0') ++cut;
+    s = Tokenizer::from_tokenizer_json(text, cut, t, std::string_view(text + std::min(cut + 1, n), n - std::min(cut + 1, n)));
   } else if (kind == 1) {
     s = Tokenizer::from_vocab_txt(text, n, true, t);
   } else {

@@ -41,6 +41,9 @@ async function sweep(name, fn, args) {
   return wrong;
 }
 
+// A SentencePiece model (Llama 2's options, trained by tests/golden/gen_sentencepiece.py).
+const SPM_MODEL = new Uint8Array(fs.readFileSync(path.join(ROOT, 'tests/fixtures/sentencepiece/bpe.model')));
+
 const GOOD_TOKENIZER = {
   model: { type: 'WordPiece', vocab: { '[UNK]': 0, '[CLS]': 1, '[SEP]': 2, hello: 3, world: 4, '##s': 5 } },
   pre_tokenizer: { type: 'BertPreTokenizer' },
@@ -189,11 +192,13 @@ for (const ak of await backends()) {
       'Tokenizer.fromJSON': [(...a) => ak.Tokenizer.fromJSON(...a), [GOOD_TOKENIZER]],
       'Tokenizer.fromVocab': [(...a) => ak.Tokenizer.fromVocab(...a), ['[UNK]\na', {}]],
       'Tokenizer.fromGpt2': [(...a) => ak.Tokenizer.fromGpt2(...a), ['{"a": 0}', '#version: 0.2\n']],
+      'Tokenizer.fromSentencePiece': [(...a) => ak.Tokenizer.fromSentencePiece(...a), [SPM_MODEL, {}]],
     };
     const mha = new ak.MultiHeadAttention({ dim: 8, numHeads: 2 });
     const layer = new ak.EncoderLayer({ dim: 8, numHeads: 2, ffnDim: 16 });
     const emb = new ak.Embeddings({ vocabSize: 4, dim: 8 });
     const tok = await ak.Tokenizer.fromJSON(GOOD_TOKENIZER);
+    const spm = await ak.Tokenizer.fromSentencePiece(SPM_MODEL);
     const bertDir = path.join(ROOT, 'tests/fixtures/repos/bert');
     const model = await ak.Model.fromPretrained(bertDir);
     Object.assign(calls, {
@@ -208,6 +213,8 @@ for (const ak of await backends()) {
       'Tokenizer.encode': [(...a) => tok.encode(...a), ['hello world', {}]],
       'Tokenizer.decode': [(...a) => tok.decode(...a), [[3, 4], {}]],
       'Tokenizer.tokenize': [(...a) => tok.tokenize(...a), ['hello']],
+      'Tokenizer.encode (SentencePiece)': [(...a) => spm.encode(...a), [['hello world', 'again'], { padId: 0 }]],
+      'Tokenizer.decode (SentencePiece)': [(...a) => spm.decode(...a), [[5, 6], {}]],
     });
     const heap = await loaders(ak);
     const run = async () => {
@@ -220,6 +227,6 @@ for (const ak of await backends()) {
     assert.deepEqual(await run(), []);
     assert.equal(ak.mallocInUse(), core, 'the core heap is flat over a second sweep');
     assert.equal(heap.mallocInUse(), files, 'the loaders heap is flat over a second sweep');
-    for (const m of [mha, layer, emb, tok, model]) m.dispose();
+    for (const m of [mha, layer, emb, tok, spm, model]) m.dispose();
   });
 }

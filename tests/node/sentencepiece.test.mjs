@@ -102,6 +102,7 @@ for (const name of ['unigram', 'bpe']) {
     const tok = await ak.Tokenizer.fromJSON(json);
     const m = expected.models[name];
     try {
+      assert.equal(tok.model, name);
       expected.lines.forEach((line, i) => {
         if (name === 'unigram' && HF_DOUBLE_LINE(line)) return;
         const r = tok.encode(line, { addSpecialTokens: false });
