@@ -345,20 +345,27 @@ bool base64_decode(const std::string& in, std::string& out) {
   return true;
 }
 
+// j[key] as a list of (step, JSON path): the items of a "Sequence" (in j[key][list_key]), or the
+// step itself; nothing when absent.
+Status flat_steps(const json& j, const char* key, const char* list_key, std::vector<std::pair<const json*, std::string>>& out) {
+  const json* n = field(j, key);
+  if (!n) return Status::success();
+  if (type_of(*n) != "Sequence") return out.push_back({n, key}), Status::success();
+  const std::string where = std::string(key) + "." + list_key;
+  const json* list = field(*n, list_key);
+  if (!list || !list->is_array()) return bad(where, where + " must be an array");
+  for (std::size_t i = 0; i < list->size(); ++i) out.push_back({&(*list)[i], where + "[" + std::to_string(i) + "]"});
+  return Status::success();
+}
+
 // The normalizer and pre-tokenizer of a SentencePiece-style tokenizer.json -> Pipeline. Steps must
 // come in the order the pipeline runs them (the order converters write them).
 Status sentencepiece_steps(const json& j, std::string_view given, SentencePiece::Pipeline& p, std::string& charsmap) {
   const char* const kSpace = "\xE2\x96\x81";
   int stage = 0;  // 1 Precompiled, 2 Replace " {2,}", 3 Strip, 4 Prepend, 5 Replace " "
   std::vector<std::pair<const json*, std::string>> steps;
-  const json* n = field(j, "normalizer");
-  if (n && type_of(*n) == "Sequence") {
-    const json* list = field(*n, "normalizers");
-    if (!list || !list->is_array()) return bad("normalizer.normalizers", "normalizer.normalizers must be an array");
-    for (std::size_t i = 0; i < list->size(); ++i) steps.push_back({&(*list)[i], "normalizer.normalizers[" + std::to_string(i) + "]"});
-  } else if (n) {
-    steps.push_back({n, "normalizer"});
-  }
+  Status s = flat_steps(j, "normalizer", "normalizers", steps);
+  if (!s.ok()) return s;
   const char* supported = "(supported for SentencePiece models: Precompiled, Replace(\" {2,}\" -> \" \"), Strip, "
                           "Prepend(\"\xE2\x96\x81\"), Replace(\" \" -> \"\xE2\x96\x81\"), in that order)";
   for (const auto& [step, where] : steps) {
@@ -405,14 +412,8 @@ Status sentencepiece_steps(const json& j, std::string_view given, SentencePiece:
   }
   // Pre-tokenizer: Metaspace, WhitespaceSplit, or Sequence [WhitespaceSplit, Metaspace].
   steps.clear();
-  const json* pt = field(j, "pre_tokenizer");
-  if (pt && type_of(*pt) == "Sequence") {
-    const json* list = field(*pt, "pretokenizers");
-    if (!list || !list->is_array()) return bad("pre_tokenizer.pretokenizers", "pre_tokenizer.pretokenizers must be an array");
-    for (std::size_t i = 0; i < list->size(); ++i) steps.push_back({&(*list)[i], "pre_tokenizer.pretokenizers[" + std::to_string(i) + "]"});
-  } else if (pt) {
-    steps.push_back({pt, "pre_tokenizer"});
-  }
+  s = flat_steps(j, "pre_tokenizer", "pretokenizers", steps);
+  if (!s.ok()) return s;
   for (const auto& [step, where] : steps) {
     if (!step->is_object()) return bad(where, where + " must be an object");
     const std::string t = type_of(*step);

@@ -63,11 +63,12 @@ TEST(Tokenizer, TokenizerJsonRejectsWhatItCannotRun) {
   };
   const nlohmann::json bpe = {{"model", {{"type", "BPE"}, {"vocab", {{"a", 0}}}, {"merges", nlohmann::json::array()}}}};
   EXPECT_EQ(error(bpe), "");
-  auto with = [&](const char* key, const nlohmann::json& v) {
-    auto j = bpe;
-    j[key] = v;
-    return j;
+  // base with base[key] = v
+  auto set = [](nlohmann::json base, const char* key, const nlohmann::json& v) {
+    base[key] = v;
+    return base;
   };
+  auto with = [&](const char* key, const nlohmann::json& v) { return set(bpe, key, v); };
   EXPECT_EQ(error(with("normalizer", {{"type", "Replace"}})), "normalizer.type");
   EXPECT_EQ(error(with("pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", {{{"type", "Digits"}}}}})),
             "pre_tokenizer.pretokenizers[0].type");
@@ -84,11 +85,7 @@ TEST(Tokenizer, TokenizerJsonRejectsWhatItCannotRun) {
   // SentencePiece-style models take only the steps their converters write, in their order.
   const nlohmann::json uni = {{"model", {{"type", "Unigram"}, {"unk_id", 0}, {"vocab", nlohmann::json::array({nlohmann::json::array({"<unk>", 0.0}), nlohmann::json::array({"a", -1.0})})}}}};
   EXPECT_EQ(error(uni), "");
-  auto uni_with = [&](const char* key, const nlohmann::json& v) {
-    auto j = uni;
-    j[key] = v;
-    return j;
-  };
+  auto uni_with = [&](const char* key, const nlohmann::json& v) { return set(uni, key, v); };
   EXPECT_EQ(error(uni_with("normalizer", {{"type", "NFKC"}})), "normalizer.type");
   EXPECT_EQ(error(uni_with("normalizer", {{"type", "Precompiled"}, {"precompiled_charsmap", "not base64!"}})),
             "normalizer.precompiled_charsmap");
