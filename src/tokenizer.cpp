@@ -136,6 +136,43 @@ Status pre_tokenizer_steps(const json& p, const std::string& where, json& steps)
   if (t == "Sequence") return sequence(p, "pretokenizers", where, steps, pre_tokenizer_steps);
   if (t == "BertPreTokenizer") return steps.push_back({{"type", "bert"}}), Status::success();
   if (t == "WhitespaceSplit") return steps.push_back({{"type", "whitespaceSplit"}}), Status::success();
+  if (t == "Split") {
+    // A file's regular expression is never compiled: only the patterns of known models are run,
+    // by vetted equivalents in web/tokenizer.js (SPLIT_PATTERNS). A String pattern is a literal.
+    static const std::pair<const char*, const char*> known[] = {
+        {"cl100k", "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+        {"qwen2", "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+        {"gpt2", "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"},
+    };
+    const json* pat = field(p, "pattern");
+    const json* re = pat ? field(*pat, "Regex") : nullptr;
+    const json* str = pat ? field(*pat, "String") : nullptr;
+    std::string behavior;
+    bool invert = false;
+    Status s = text_field(p, "behavior", "", where, behavior);
+    if (s.ok()) s = flag(p, "invert", false, where, invert);
+    if (!s.ok()) return s;
+    if (behavior != "Isolated" && behavior != "Removed") {
+      return bad(where + ".behavior", where + ".behavior \"" + behavior + "\" is not supported (supported: Isolated, Removed)");
+    }
+    if (invert) return bad(where + ".invert", where + ".invert true is not supported");
+    json step = {{"type", "split"}, {"behavior", behavior == "Isolated" ? "isolated" : "removed"}};
+    if (str && str->is_string() && !str->get<std::string>().empty()) {
+      step["literal"] = *str;
+    } else if (re && re->is_string()) {
+      const std::string& r = re->get_ref<const std::string&>();
+      for (const auto& [name, text] : known)
+        if (r == text) step["regex"] = name;
+      if (!step.contains("regex")) {
+        return bad(where + ".pattern", where + ".pattern: this regular expression is not one attnkit runs (it runs those of "
+                                               "Llama 3 / GPT-4, Qwen 2 and GPT-2 exactly; a file's own regex is never compiled)");
+      }
+    } else {
+      return bad(where + ".pattern", where + ".pattern must be {\"Regex\": ...} or a non-empty {\"String\": ...}");
+    }
+    steps.push_back(step);
+    return Status::success();
+  }
   if (t == "ByteLevel") {
     bool prefix, regex;
     Status s = flag(p, "add_prefix_space", false, where, prefix);
@@ -145,7 +182,7 @@ Status pre_tokenizer_steps(const json& p, const std::string& where, json& steps)
     return Status::success();
   }
   return bad(where + ".type", where + " type \"" + t +
-                                  "\" is not supported (supported: BertPreTokenizer, ByteLevel, WhitespaceSplit, Sequence)");
+                                  "\" is not supported (supported: BertPreTokenizer, ByteLevel, WhitespaceSplit, Split, Sequence)");
 }
 
 constexpr int64_t kMaxTypeId = 1 << 16;
@@ -170,6 +207,20 @@ Status post_template(const json& p, const std::unordered_map<std::string, int32_
   if (!p.is_object()) return bad(where, where + " must be an object or null");
   const std::string t = type_of(p);
   if (t == "ByteLevel") return Status::success();  // offsets only: adds no tokens
+  if (t == "Sequence") {  // ByteLevel steps and at most one step that adds tokens (Llama 3)
+    const json* list = field(p, "processors");
+    if (!list || !list->is_array()) return bad(where + ".processors", where + ".processors must be an array");
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      json one;
+      Status s = post_template((*list)[i], vocab, vocab_size, where + ".processors[" + std::to_string(i) + "]", one);
+      if (!s.ok()) return s;
+      if (!one.is_null() && !out.is_null()) {
+        return bad(where + ".processors", where + ": only one processor may add special tokens");
+      }
+      if (!one.is_null()) out = one;
+    }
+    return Status::success();
+  }
   auto special = [&](const char* key, json& item) {
     const json* pair = field(p, key);
     if (!pair || !pair->is_array() || pair->size() != 2 || !(*pair)[0].is_string()) {
@@ -250,7 +301,7 @@ Status post_template(const json& p, const std::unordered_map<std::string, int32_
   }
   return bad(where + ".type", where + " type \"" + t +
                                   "\" is not supported (supported: TemplateProcessing, BertProcessing, "
-                                  "RobertaProcessing, ByteLevel)");
+                                  "RobertaProcessing, ByteLevel, Sequence)");
 }
 
 constexpr int64_t kMaxId = 1 << 24;
@@ -535,6 +586,7 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
     bool byte_fallback = false;
     s = flag(*m, "byte_fallback", false, "model", byte_fallback);
     if (s.ok()) s = flag(*m, "fuse_unk", false, "model", t->fuse_unk_);
+    if (s.ok()) s = flag(*m, "ignore_merges", false, "model", t->ignore_merges_);
     if (!s.ok()) return s;
     if (byte_fallback) return bad("model.byte_fallback", "model.byte_fallback is not supported");
     for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
@@ -861,6 +913,13 @@ Status Tokenizer::wordpiece(const std::string& word, int32_t index, std::vector<
 }
 
 Status Tokenizer::bpe(const std::string& word, int32_t index, std::vector<int32_t>& out) {
+  if (ignore_merges_) {  // as tokenizers: a whole word in the vocabulary skips the merges
+    const auto it = vocab_.find(word);
+    if (it != vocab_.end()) {
+      out.insert(out.end(), {it->second, index, static_cast<int32_t>(word.size())});
+      return Status::success();
+    }
+  }
   auto cached = cache_.find(word);
   if (cached == cache_.end()) {
     // Symbols as a linked list of (id, byte end); candidate merges in a min-heap by (rank, left

@@ -35,6 +35,16 @@ function bytesToUnicode() {
 }
 // GPT-2's pre-tokenisation pattern (encoder.py), with Unicode letter and number classes.
 const GPT2_PATTERN = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
+// The Split pre-tokenizer's patterns attnkit runs (C++ names them after comparing the file's
+// regex with the exact text of these models'; a file's own regex is never compiled): the same
+// expressions for JavaScript, (?i:...) spelt out with ASCII case classes as Hugging Face's
+// converters and transformers.js read it.
+const CONTRACTIONS = "'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD])";
+const SPLIT_PATTERNS = {
+  cl100k: new RegExp(`${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`, 'gu'),
+  qwen2: new RegExp(`${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`, 'gu'),
+  gpt2: /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu,
+};
 const utf8 = new TextEncoder();
 
 // BERT's character classes (tokenizers' BertNormalizer / BertPreTokenizer).
@@ -80,12 +90,32 @@ function normalize(text, steps, base = 0) {
   return { text: out, map };
 }
 
+// Every occurrence of a literal string, left to right, as matchAll would give them.
+function* literalMatches(text, literal) {
+  for (let i = text.indexOf(literal); i >= 0; i = text.indexOf(literal, i + literal.length)) {
+    yield Object.assign([literal], { index: i });
+  }
+}
+
 // Words of a normalised string: [{text, start}] (start: index into that string).
 function preTokenize(text, steps) {
   let words = [{ text, start: 0 }];
   for (const step of steps) {
     const next = [];
     for (const w of words) {
+      if (step.type === 'split') {
+        // Isolated: every match and every gap between matches is a piece; Removed: the gaps only.
+        const re = step.regex ? SPLIT_PATTERNS[step.regex] : null;
+        const matches = re ? w.text.matchAll(re) : literalMatches(w.text, step.literal);
+        let at = 0;
+        for (const m of matches) {
+          if (m.index > at) next.push({ text: w.text.slice(at, m.index), start: w.start + at });
+          if (step.behavior === 'isolated' && m[0]) next.push({ text: m[0], start: w.start + m.index });
+          at = m.index + m[0].length;
+        }
+        if (at < w.text.length) next.push({ text: w.text.slice(at), start: w.start + at });
+        continue;
+      }
       if (step.type === 'byteLevel') {
         const pieces = step.useRegex ? w.text.matchAll(GPT2_PATTERN) : [Object.assign([w.text], { index: 0 })];
         for (const m of pieces) next.push({ text: m[0], start: w.start + m.index });

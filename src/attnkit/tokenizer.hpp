@@ -95,6 +95,7 @@ class Tokenizer : public HeapObject {
   std::size_t cache_bytes_ = 0;
   int32_t unk_ = -1;
   bool fuse_unk_ = false;
+  bool ignore_merges_ = false;  // BPE: a word that is a token is that token (Llama 3)
   std::string prefix_ = "##";  // WordPiece continuing_subword_prefix
   std::size_t max_chars_ = 100;
   std::size_t longest_token_ = 0;  // bytes of the longest vocabulary entry (bounds WordPiece's search)

@@ -72,7 +72,12 @@ TEST(Tokenizer, TokenizerJsonRejectsWhatItCannotRun) {
   EXPECT_EQ(error(with("normalizer", {{"type", "Replace"}})), "normalizer.type");
   EXPECT_EQ(error(with("pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", {{{"type", "Digits"}}}}})),
             "pre_tokenizer.pretokenizers[0].type");
-  EXPECT_EQ(error(with("post_processor", {{"type", "Sequence"}})), "post_processor.type");
+  EXPECT_EQ(error(with("post_processor", {{"type", "Sequence"}})), "post_processor.processors");
+  EXPECT_EQ(error(with("post_processor", {{"type", "Sequence"}, {"processors", {{{"type", "Digits"}}}}})),
+            "post_processor.processors[0].type");
+  EXPECT_EQ(error(with("pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "(a+)+$"}}}, {"behavior", "Isolated"}})),
+            "pre_tokenizer.pattern");  // a file's regex is never compiled
+  EXPECT_EQ(error(with("post_processor", {{"type", "Custom"}})), "post_processor.type");
   auto dropout = bpe;
   dropout["model"]["dropout"] = 0.1;
   EXPECT_EQ(error(dropout), "model.dropout");

