@@ -75,6 +75,12 @@ int tokenizer_create(uintptr_t slot, int kind, uintptr_t a, double a_length, uin
   return g_tokenizers.adopt(slot, std::move(t));
 }
 
+// 1 when the tokenizer encodes whole texts in C++ (_tokenizerEncodeTexts), else 0.
+int tokenizer_encodes_texts(double handle) {
+  Tokenizer* t = nullptr;
+  return g_tokenizers.find(handle, t).ok() && (t->sentencepiece() || t->encodes_texts()) ? 1 : 0;
+}
+
 std::string tokenizer_settings(double handle) {
   Tokenizer* t = nullptr;
   return g_tokenizers.find(handle, t).ok() ? t->settings() : std::string();
@@ -178,7 +184,8 @@ int sentencepiece_pieces(uintptr_t slot, double handle) {
 // (uint8, or 0 = all) marks the texts that begin their input (Metaspace's prepend_scheme "first";
 // the others follow an added token). Result int32: the token count of each text, then (id, start,
 // end) triples with start and end in UTF-16 units of their text (what String.slice takes).
-int encode_texts(uintptr_t slot, const SentencePiece* sp, uintptr_t bytes, double length, uintptr_t ends, uintptr_t firsts,
+template <class Encode>
+int encode_texts(uintptr_t slot, Encode encode, uintptr_t bytes, double length, uintptr_t ends, uintptr_t firsts,
                  double count) {
   Status s = check_integer("texts.length", count, 0, 1 << 28);
   if (s.ok()) s = check_integer("bytes.length", length, 0, 2147483647.0);
@@ -198,7 +205,7 @@ int encode_texts(uintptr_t slot, const SentencePiece* sp, uintptr_t bytes, doubl
       break;
     }
     const std::size_t before = out.size();
-    s = sp->encode(text + at, static_cast<std::size_t>(end[i] - at), out, first ? first[i] != 0 : true);
+    s = encode(text + at, static_cast<std::size_t>(end[i] - at), out, first ? first[i] != 0 : true);
     if (!s.ok()) break;
     // Byte offsets -> UTF-16 units: a 4-byte character is two units, continuation bytes none.
     u16.assign(static_cast<std::size_t>(end[i] - at) + 1, 0);
@@ -225,7 +232,9 @@ int sentencepiece_encode(uintptr_t slot, double handle, uintptr_t bytes, double 
   SentencePiece* sp = nullptr;
   Status s = g_sentencepieces.find(handle, sp);
   if (!s.ok()) return fail(std::move(s));
-  return encode_texts(slot, sp, bytes, length, ends, 0, count);
+  return encode_texts(slot, [sp](const char* t, std::size_t n, std::vector<int32_t>& out, bool first) {
+    return sp->encode(t, n, out, first);
+  }, bytes, length, ends, 0, count);
 }
 
 // ids -> UTF-8 text (uint8 result) by the model's decoding.
@@ -248,11 +257,24 @@ const SentencePiece* tokenizer_model(double handle, Status& s) {
   return s.ok() ? t->sentencepiece() : nullptr;
 }
 
+// Whole texts through a tokenizer: its SentencePiece-style model, or its C++ text steps
+// (Tokenizer::encodes_texts).
 int tokenizer_encode_texts(uintptr_t slot, double handle, uintptr_t bytes, double length, uintptr_t ends, uintptr_t firsts,
                            double count) {
-  Status s;
-  const SentencePiece* sp = tokenizer_model(handle, s);
-  return sp ? encode_texts(slot, sp, bytes, length, ends, firsts, count) : fail(std::move(s));
+  Tokenizer* t = nullptr;
+  Status s = g_tokenizers.find(handle, t);
+  if (s.ok() && !t->sentencepiece() && !t->encodes_texts()) {
+    s = Status::error(Code::invalid_argument, "handle", "this tokenizer encodes words, not texts");
+  }
+  if (!s.ok()) return fail(std::move(s));
+  if (const SentencePiece* sp = t->sentencepiece()) {
+    return encode_texts(slot, [sp](const char* x, std::size_t n, std::vector<int32_t>& out, bool first) {
+      return sp->encode(x, n, out, first);
+    }, bytes, length, ends, firsts, count);
+  }
+  return encode_texts(slot, [t](const char* x, std::size_t n, std::vector<int32_t>& out, bool) {
+    return t->encode_text(x, n, out);
+  }, bytes, length, ends, firsts, count);
 }
 
 int tokenizer_decode_ids(uintptr_t slot, double handle, uintptr_t ids, double count, bool strip_first) {
@@ -290,6 +312,7 @@ EMSCRIPTEN_BINDINGS(attnkit_loaders) {
   emscripten::function("_sentencepieceDecode", &sentencepiece_decode);
   emscripten::function("_sentencepieceFree", &sentencepiece_free);
   emscripten::function("_tokenizerEncodeTexts", &tokenizer_encode_texts);
+  emscripten::function("_tokenizerEncodesTexts", &tokenizer_encodes_texts);
   emscripten::function("_tokenizerDecodeIds", &tokenizer_decode_ids);
   attnkit_raw::bind_common();
 }

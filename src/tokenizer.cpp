@@ -535,6 +535,7 @@ Status Tokenizer::finish(TokenizerModel model, nlohmann::json& settings) {
   settings["continuingSubwordPrefix"] = model == TokenizerModel::wordpiece ? prefix_ : std::string();
   settings["vocab"] = tokens_;
   settings_ = settings.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  plan_text_steps(settings);
   return Status::success();
 }
 

@@ -344,6 +344,11 @@ export class Tokenizer extends OwnedHandle {
     this._own(heap, handle, 'Tokenizer', free);
     // SentencePiece models run the whole text pipeline in C++ (src/attnkit/sentencepiece.hpp).
     this._sp = settings.sentencepiece ?? (settings.model === 'sentencepiece' ? { json: true } : null);
+    // How texts become pieces: 'model' (a tokenizer.model: the whole text in C++), 'texts' (added
+    // tokens cut out here, each stretch of text in C++: tokenizer.json SentencePiece models, and
+    // WordPiece / byte-level BPE whose text steps all run in C++), or null (text steps here,
+    // words to C++: steps only JavaScript runs, such as NFKC or Split).
+    this._whole = this._sp && !this._sp.json ? 'model' : heap._m._tokenizerEncodesTexts(handle) ? 'texts' : null;
     this._s = settings;
     /** Token strings by id. */
     this.vocab = settings.vocab;
@@ -400,7 +405,7 @@ export class Tokenizer extends OwnedHandle {
 
   // Texts -> for each, [{id, start, end}] before the template. SentencePiece: one C++ call for all.
   _piecesMany(fn, texts) {
-    if (!this._sp) return texts.map((t) => Tokenizer._typed(this._pieces(fn, t)));
+    if (!this._whole) return texts.map((t) => Tokenizer._typed(this._pieces(fn, t)));
     for (const t of texts) {
       if (typeof t !== 'string') {
         throw new AttnkitError(`${fn}: text must be a string, got ${describe(t)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'text' });
@@ -408,7 +413,7 @@ export class Tokenizer extends OwnedHandle {
     }
     // A tokenizer.model reads the whole text (the library matches no added tokens); a
     // tokenizer.json model reads the text between added tokens.
-    const segs = this._sp.json ? texts.map((t) => this._segments(t)) : texts.map((t) => [{ text: t, start: 0 }]);
+    const segs = this._whole === 'texts' ? texts.map((t) => this._segments(t)) : texts.map((t) => [{ text: t, start: 0 }]);
     const parts = [];
     let room = 0;
     for (const list of segs) {
@@ -432,7 +437,7 @@ export class Tokenizer extends OwnedHandle {
       ends[i] = at;
       firsts[i] = parts[i].start === 0 ? 1 : 0;
     }
-    const r = n === 0 ? new Int32Array(0) : this._sp.json
+    const r = n === 0 ? new Int32Array(0) : this._whole === 'texts'
       ? heap._call(fn, '_tokenizerEncodeTexts', [this._handle, base + head, at, base, base + 4 * n, n], undefined, Int32Array)
       : heap._call(fn, '_sentencepieceEncode', [this._handle, base + head, at, base, n], undefined, Int32Array);
     // De-interleave the (id, start, end) triples into typed arrays per text, segment offsets added.

@@ -56,6 +56,15 @@ class Tokenizer : public HeapObject {
   // The SentencePiece-style model of a sentencepiece tokenizer, else null.
   const SentencePiece* sentencepiece() const { return sp_.get(); }
 
+  // WordPiece and byte-level BPE: true when every text step of settings() (normaliser and
+  // pre-tokeniser) also runs in C++ (text_steps.cpp): BertNormalizer, Lowercase, StripAccents;
+  // BertPreTokenizer, WhitespaceSplit, ByteLevel (GPT-2's pattern or none). Then encode_text does
+  // the whole of a text in one call, as web/tokenizer.js's steps would.
+  bool encodes_texts() const { return text_ok_; }
+  // One text (UTF-8) -> (id, start, end) triples, start and end byte offsets into the text (the
+  // bindings turn them into UTF-16 units, as for SentencePiece).
+  Status encode_text(const char* text, std::size_t length, std::vector<int32_t>& out);
+
   // Words -> tokens. `words` holds the UTF-8 words back to back (`length` bytes), `ends[i]` the
   // byte where word i ends (non-decreasing, at most `length`). Appends (id, word index, byte end of
   // the token within its word) triples to `out`.
@@ -101,6 +110,15 @@ class Tokenizer : public HeapObject {
   std::size_t longest_token_ = 0;  // bytes of the longest vocabulary entry (bounds WordPiece's search)
   std::string settings_;
   std::unique_ptr<SentencePiece> sp_;
+  // The text steps in C++ (read from settings in finish(); text_steps.cpp).
+  struct TextStep {
+    enum Kind { bert, lowercase, strip_accents, bert_split, whitespace_split, byte_level } kind;
+    bool clean = true, chinese = true, strip = false, lower = false;  // bert
+    bool prefix_space = false, use_regex = true;                      // byte_level
+  };
+  std::vector<TextStep> normalizer_, pre_tokenizer_;
+  bool text_ok_ = false;
+  void plan_text_steps(const nlohmann::json& settings);
 };
 
 }  // namespace attnkit

@@ -50,6 +50,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     }
     return 0;
   }
+  if (t->encodes_texts()) {  // the C++ text steps on a mixed text and on the input's tail
+    const std::size_t tail = n > 64 ? n - 64 : 0;
+    for (const std::string& x : {std::string("Hello, WORLD! Caf\xC3\xA9 \xE6\x9D\xB1 \xF0\x9F\x98\x80 's 12"),
+                                 std::string(text + tail, n - tail)}) {
+      std::vector<int32_t> out;
+      if (!t->encode_text(x.data(), x.size(), out).ok()) continue;
+      for (std::size_t i = 0; i < out.size(); i += 3) {
+        if (out[i] < 0 || static_cast<std::size_t>(out[i]) >= t->vocab_size()) __builtin_trap();
+        if (out[i + 1] > out[i + 2] || static_cast<std::size_t>(out[i + 2]) > x.size()) __builtin_trap();
+      }
+    }
+  }
   std::string words;
   std::vector<int32_t> ends;
   for (const char* w : {"hello", "unaffable", "a", "Ġthe", "##", "\xe2\x96\x81", "\xff\xfe"}) {

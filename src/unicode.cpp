@@ -1,0 +1,63 @@
+#include "attnkit/unicode.hpp"
+
+#include <algorithm>
+
+namespace attnkit::unicode {
+
+uint8_t flags(uint32_t cp) {
+  if (cp < 0x80) {  // ASCII without a search
+    if (cp >= 'a' && cp <= 'z') return kLetter;
+    if (cp >= 'A' && cp <= 'Z') return kLetter;
+    if (cp >= '0' && cp <= '9') return kNumber;
+  }
+  // The last range starting at or before cp.
+  const uint64_t key = static_cast<uint64_t>(cp) << 32 | 0xFFFFFFFFu;
+  const uint64_t* end = kRanges + kRangeCount;
+  const uint64_t* it = std::upper_bound(kRanges, end, key);
+  if (it == kRanges) return 0;
+  const uint64_t r = *(it - 1);
+  const auto last = static_cast<uint32_t>((r >> 8) & 0xFFFFFF);
+  return cp <= last ? static_cast<uint8_t>(r & 0xFF) : 0;
+}
+
+namespace {
+// Looks cp up in a generated mapping; writes its code points to out.
+int mapped(const uint64_t* table, std::size_t count, const uint32_t* data, uint32_t cp, uint32_t* out) {
+  const uint64_t key = static_cast<uint64_t>(cp) << 32;
+  const uint64_t* it = std::lower_bound(table, table + count, key);
+  if (it == table + count || (*it >> 32) != cp) {
+    out[0] = cp;
+    return 1;
+  }
+  const auto at = static_cast<std::size_t>((*it >> 8) & 0xFFFFFF);
+  const int n = static_cast<int>(*it & 0xFF);
+  std::copy(data + at, data + at + n, out);
+  return n;
+}
+}  // namespace
+
+int lower(uint32_t cp, uint32_t* out) {
+  if (cp < 0x80) {
+    out[0] = cp >= 'A' && cp <= 'Z' ? cp + 32 : cp;
+    return 1;
+  }
+  return mapped(kLower, kLowerCount, kLowerData, cp, out);
+}
+
+int nfd(uint32_t cp, uint32_t* out) {
+  if (cp >= 0xAC00 && cp <= 0xD7A3) {  // Hangul syllable: L V (T)
+    const uint32_t s = cp - 0xAC00;
+    out[0] = 0x1100 + s / 588;
+    out[1] = 0x1161 + (s % 588) / 28;
+    if (s % 28 == 0) return 2;
+    out[2] = 0x11A7 + s % 28;
+    return 3;
+  }
+  if (cp < 0xC0) {
+    out[0] = cp;
+    return 1;
+  }
+  return mapped(kNfd, kNfdCount, kNfdData, cp, out);
+}
+
+}  // namespace attnkit::unicode
