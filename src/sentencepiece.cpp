@@ -705,10 +705,19 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
   if (!s.ok()) return s;
   const auto* t = reinterpret_cast<const unsigned char*>(text.data());
   const std::string_view space(kSpace, 3);
-  // Precompiled: the longest rule at each character, else the character itself.
+  // Llama's form (no charsmap, no collapsing or stripping): Prepend and Replace(" ") in one pass.
   Aligned a;
   a.reserve(n + 8);
-  for (std::size_t at = 0; at < n;) {
+  const bool simple = charsmap_.empty() && !p.collapse_spaces && !p.strip_left && !p.strip_right;
+  if (simple && p.prepend && n > 0) a.put(space, 0, 0);
+  for (std::size_t at = 0; simple && at < n;) {
+    const std::size_t len = std::max<std::size_t>(1, valid_utf8(t + at, n - at));
+    if (p.replace_spaces && t[at] == ' ') a.put(space, static_cast<uint32_t>(at), static_cast<uint32_t>(at + 1));
+    else a.put(text.substr(at, len), static_cast<uint32_t>(at), static_cast<uint32_t>(at + len));
+    at += len;
+  }
+  // Precompiled: the longest rule at each character, else the character itself.
+  for (std::size_t at = 0; !simple && at < n;) {
     std::size_t key = 0;
     std::string_view rep;
     if (charsmap_.longest_match(text.data() + at, n - at, key, rep)) {
@@ -759,7 +768,7 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
     a = std::move(c);
   }
   // Prepend("\u2581") on a non-empty text, then Replace(" ", "\u2581").
-  if (p.prepend && !a.s.empty()) {
+  if (p.prepend && !a.s.empty() && !simple) {
     Aligned c;
     c.reserve(a.s.size() * 3 + 3);
     c.put(space, a.b[0], a.b[0]);
@@ -772,7 +781,7 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
       else outa.put_from(in, i, i + 1);
     }
   };
-  if (p.replace_spaces) {
+  if (p.replace_spaces && !simple) {
     Aligned c;
     c.reserve(a.s.size() * 3 + 3);
     escape(a, 0, a.s.size(), c);

@@ -877,39 +877,51 @@ Status Tokenizer::from_gpt2_files(const char* encoder_json, std::size_t encoder_
   return s;
 }
 
-Status Tokenizer::wordpiece(const std::string& word, int32_t index, std::vector<int32_t>& out) const {
-  std::vector<std::size_t> bounds;  // char starts, then the end
-  for (std::size_t i = 0; i < word.size(); i += utf8_length(static_cast<unsigned char>(word[i]))) bounds.push_back(i);
-  bounds.push_back(word.size());
-  const std::size_t chars = bounds.size() - 1;
-  const std::size_t mark = out.size();
-  if (chars <= max_chars_) {
+Status Tokenizer::wordpiece(const std::string& word, int32_t index, std::vector<int32_t>& out) {
+  // Words repeat (Zipf): the pieces of short words are cached as BPE's are.
+  auto cached = cache_.find(word);
+  if (cached == cache_.end()) {
+    std::vector<std::size_t> bounds;  // char starts, then the end
+    for (std::size_t i = 0; i < word.size(); i += utf8_length(static_cast<unsigned char>(word[i]))) bounds.push_back(i);
+    bounds.push_back(word.size());
+    const std::size_t chars = bounds.size() - 1;
+    std::vector<std::pair<int32_t, int32_t>> pieces;
     std::size_t start = 0;
-    std::string piece;
-    while (start < chars) {
-      // No piece is longer than the longest token: start the search there (bounds the work per
-      // word by chars x longest token instead of chars^2).
-      const std::size_t room = longest_token_ + 1;
-      std::size_t end = start;
-      while (end < chars && bounds[end + 1] - bounds[start] <= room) ++end;
-      int32_t found = -1;
-      for (; end > start; --end) {
-        piece.assign(start > 0 ? prefix_ : std::string());
-        piece.append(word, bounds[start], bounds[end] - bounds[start]);
-        const auto it = vocab_.find(piece);
-        if (it != vocab_.end()) {
-          found = it->second;
-          break;
+    if (chars <= max_chars_) {
+      std::string piece;
+      while (start < chars) {
+        // No piece is longer than the longest token: start the search there (bounds the work per
+        // word by chars x longest token instead of chars^2).
+        const std::size_t room = longest_token_ + 1;
+        std::size_t end = start;
+        while (end < chars && bounds[end + 1] - bounds[start] <= room) ++end;
+        int32_t found = -1;
+        for (; end > start; --end) {
+          piece.assign(start > 0 ? prefix_ : std::string());
+          piece.append(word, bounds[start], bounds[end] - bounds[start]);
+          const auto it = vocab_.find(piece);
+          if (it != vocab_.end()) {
+            found = it->second;
+            break;
+          }
         }
+        if (found < 0) break;
+        pieces.emplace_back(found, static_cast<int32_t>(bounds[end]));
+        start = end;
       }
-      if (found < 0) break;
-      out.insert(out.end(), {found, index, static_cast<int32_t>(bounds[end])});
-      start = end;
     }
-    if (start == chars) return Status::success();
+    if (start != chars || chars > max_chars_) {  // the whole word is unknown
+      pieces.assign(1, {unk_, static_cast<int32_t>(word.size())});
+    }
+    if (word.size() > kCacheWordBytes) {
+      for (const auto& [id, end] : pieces) out.insert(out.end(), {id, index, end});
+      return Status::success();
+    }
+    if (cache_bytes_ > kCacheBytes) cache_.clear(), cache_bytes_ = 0;  // bounds memory on streams of distinct words
+    cache_bytes_ += word.size() + pieces.size() * sizeof(pieces[0]) + 64;
+    cached = cache_.emplace(word, std::move(pieces)).first;
   }
-  out.resize(mark);  // the whole word is unknown
-  out.insert(out.end(), {unk_, index, static_cast<int32_t>(word.size())});
+  for (const auto& [id, end] : cached->second) out.insert(out.end(), {id, index, end});
   return Status::success();
 }
 

@@ -78,7 +78,8 @@ class Tokenizer : public HeapObject {
   // Ids are dense-ish: every id is below 2 * (number of tokens) + kIdSlack, so that the id -> token
   // table stays a small multiple of the file's size (a 57-byte file cannot ask for 2^24 slots).
   static constexpr int64_t kIdSlack = 1024;
-  // BPE cache: words up to kCacheWordBytes bytes, kCacheBytes of words in all, then it starts over.
+  // Word cache (BPE and WordPiece): words up to kCacheWordBytes bytes, kCacheBytes of words in
+  // all, then it starts over.
   static constexpr std::size_t kCacheWordBytes = 256, kCacheBytes = 4u << 20;
 
  private:
@@ -92,7 +93,7 @@ class Tokenizer : public HeapObject {
   Status add_merge(const std::string& left, const std::string& right, std::size_t rank, const char* where);
   // The same from a "left right" line (tokenizers <= 0.19 and vocab.bpe).
   Status add_merge_line(const std::string& line, std::size_t rank, const char* where);
-  Status wordpiece(const std::string& word, int32_t index, std::vector<int32_t>& out) const;
+  Status wordpiece(const std::string& word, int32_t index, std::vector<int32_t>& out);
   Status bpe(const std::string& word, int32_t index, std::vector<int32_t>& out);
 
   TokenizerModel model_ = TokenizerModel::wordpiece;
@@ -100,7 +101,7 @@ class Tokenizer : public HeapObject {
   std::vector<std::string> tokens_;                 // id -> token
   // BPE: (left id << 32 | right id) -> (rank, merged id)
   std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;
-  std::unordered_map<std::string, std::vector<std::pair<int32_t, int32_t>>> cache_;  // BPE: word -> (id, end)
+  std::unordered_map<std::string, std::vector<std::pair<int32_t, int32_t>>> cache_;  // word -> (id, end)
   std::size_t cache_bytes_ = 0;
   int32_t unk_ = -1;
   bool fuse_unk_ = false;
