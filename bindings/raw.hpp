@@ -28,8 +28,13 @@ using namespace attnkit;
 
 inline Status g_last_error;
 
+// The last error's strings are assigned, not moved in: their capacity only grows, so a repeated
+// failure leaves the heap exactly as it was (the leak checks compare malloc's bytes in use, and a
+// message's length varies with, for example, the heap room it reports).
 inline int fail(Status s) {
-  g_last_error = std::move(s);
+  g_last_error.code = s.code;
+  g_last_error.argument.assign(s.argument);
+  g_last_error.message.assign(s.message);
   return static_cast<int>(g_last_error.code);
 }
 
