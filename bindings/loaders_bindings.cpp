@@ -58,7 +58,7 @@ std::string last_model_spec() { return g_model_spec; }
 
 Registry<Tokenizer> g_tokenizers{"Tokenizer", {}};
 
-// kind 0: tokenizer.json in a (a Precompiled charsmap's bytes in b, or none); 1: vocab.txt in a
+// kind 0: tokenizer.json in a (a Precompiled charsmap's base64 in b, or none); 1: vocab.txt in a
 // (lowercase); 2: encoder.json in a, vocab.bpe in b.
 // The handle goes to result slot [0].
 int tokenizer_create(uintptr_t slot, int kind, uintptr_t a, double a_length, uintptr_t b, double b_length, bool lowercase) {

@@ -427,8 +427,8 @@ Status sentencepiece_steps(const json& j, std::string_view given, SentencePiece:
       std::string b64;
       Status s = text_field(*step, "precompiled_charsmap", "", where, b64);
       if (!s.ok()) return s;
-      if (b64.empty() && !given.empty()) charsmap = std::string(given);
-      else if (!base64_decode(b64, charsmap)) return bad(where + ".precompiled_charsmap", where + ".precompiled_charsmap is not base64");
+      if (b64.empty() && !given.empty()) b64 = std::string(given);  // cut out of the text by web/tokenizer.js
+      if (!base64_decode(b64, charsmap)) return bad(where + ".precompiled_charsmap", where + ".precompiled_charsmap is not base64");
       at = 1;
     } else if (t == "Replace") {
       const json* pat = field(*step, "pattern");

@@ -145,25 +145,19 @@ function preTokenize(text, steps) {
   return words;
 }
 
-// A Precompiled normalizer's charsmap (T5, XLM-R: 320 KB of base64, most of the file) is decoded
-// here, where JSON.parse and atob are the engine's own, and handed to C++ as bytes with the field
-// emptied. Anything unexpected leaves the text whole for C++ to read (and report).
+// A Precompiled normalizer's charsmap (T5, XLM-R: 320 KB of base64, most of the file) is cut out
+// of the text and handed to C++ on its own, where it is decoded, so that the JSON parser never
+// reads it. Only a plain base64 string is cut (no escapes); anything else stays for C++ to read.
 function splitCharsmap(text) {
-  if (!text.includes('"Precompiled"') || typeof atob !== 'function') return { text, charsmap: '' };
-  try {
-    const j = JSON.parse(text);
-    const n = j?.normalizer;
-    const steps = n?.type === 'Sequence' && Array.isArray(n.normalizers) ? n.normalizers : [n];
-    const pre = steps.filter((x) => x?.type === 'Precompiled' && typeof x.precompiled_charsmap === 'string');
-    if (pre.length !== 1 || pre[0].precompiled_charsmap === '') return { text, charsmap: '' };
-    const bin = atob(pre[0].precompiled_charsmap);
-    const bytes = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    pre[0].precompiled_charsmap = '';
-    return { text: JSON.stringify(j), charsmap: bytes };
-  } catch {
-    return { text, charsmap: '' };
-  }
+  const key = '"precompiled_charsmap"';
+  const k = text.indexOf(key);
+  if (k < 0 || text.indexOf(key, k + key.length) >= 0) return { text, charsmap: '' };
+  const head = /^\s*:\s*"/.exec(text.slice(k + key.length, k + key.length + 32));
+  if (!head) return { text, charsmap: '' };
+  const open = k + key.length + head[0].length;
+  const close = text.indexOf('"', open);
+  if (close < 0 || text.lastIndexOf('\\', close) >= open) return { text, charsmap: '' };
+  return { text: text.slice(0, open) + text.slice(close), charsmap: text.slice(open, close) };
 }
 
 async function create(ak, fn, kind, a, b = '', lowercase = true) {

@@ -36,9 +36,9 @@ class Tokenizer : public HeapObject {
   // StripAccents or a Sequence of them; pre_tokenizer BertPreTokenizer, ByteLevel, WhitespaceSplit
   // or a Sequence of them; post_processor TemplateProcessing, BertProcessing, RobertaProcessing or
   // ByteLevel; added_tokens. Anything else is rejected naming the JSON path.
-  // `charsmap`: a Precompiled normalizer's charsmap as bytes, for a file whose
-  // "precompiled_charsmap" is "" (web/tokenizer.js decodes the base64 with the engine's own
-  // parser: 320 KB of it is most of a T5 or XLM-R tokenizer.json).
+  // `charsmap`: a Precompiled normalizer's charsmap (base64), for a file whose
+  // "precompiled_charsmap" is "" (web/tokenizer.js cuts it out of the text so that the JSON
+  // parser never reads it: 320 KB of it is most of a T5 or XLM-R tokenizer.json).
   static Status from_tokenizer_json(const char* text, std::size_t length, std::unique_ptr<Tokenizer>& out,
                                     std::string_view charsmap = {});
   // vocab.txt (one WordPiece token per line, id = line number) with BERT's text steps.

@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   Status s;
   if (kind == 0) {
     s = Tokenizer::from_tokenizer_json(text, n, t);
-  } else if (kind == 3) {  // tokenizer.json, NUL, a Precompiled charsmap's bytes
+  } else if (kind == 3) {  // tokenizer.json, NUL, a Precompiled charsmap's base64
     std::size_t cut = 0;
     while (cut < n && text[cut] != '\0') ++cut;
     s = Tokenizer::from_tokenizer_json(text, cut, t, std::string_view(text + std::min(cut + 1, n), n - std::min(cut + 1, n)));
