@@ -33,11 +33,109 @@ std::size_t utf8_length(unsigned char c) {
   return 1;
 }
 
-Status parse_json(const char* text, std::size_t length, const char* what, json& out) {
+// One JSON object of a file read as (key, value) pairs in file order instead of into the DOM:
+// a vocabulary's 30 000-50 000 keys in nlohmann's std::map cost most of a tokenizer's load. In the
+// DOM the object is left empty.
+struct Pairs {
+  std::vector<std::string> path;  // the keys leading to it ({} = the root)
+  bool found = false;
+  std::vector<std::pair<std::string, json>> items;  // nested objects and arrays read as "(nested)"
+};
+
+// nlohmann SAX handler: builds the DOM as json::parse would (a repeated key keeps its last
+// value), except for the object at pairs->path.
+class DomExceptPairs {
+ public:
+  DomExceptPairs(json& root, Pairs* pairs) : root_(root), pairs_(pairs) {}
+  bool null() { return value(json(nullptr)); }
+  bool boolean(bool b) { return value(json(b)); }
+  bool number_integer(json::number_integer_t v) { return value(json(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return value(json(v)); }
+  bool number_float(json::number_float_t v, const json::string_t&) { return value(json(v)); }
+  bool string(json::string_t& v) { return value(json(std::move(v))); }
+  bool binary(json::binary_t&) { return false; }  // not in JSON text
+  bool start_object(std::size_t) {
+    if (capturing_) return nest();
+    const bool capture = pairs_ && !pairs_->found && stack_.size() == pairs_->path.size() &&
+                         std::equal(keys_.begin(), keys_.end(), pairs_->path.begin());
+    open(add(json::object()));
+    if (capture) capturing_ = pairs_->found = true;
+    return true;
+  }
+  bool key(json::string_t& k) {
+    if (capturing_ && skip_ == 0) key_ = std::move(k);
+    else if (!capturing_) keys_.back() = std::move(k);
+    return true;
+  }
+  bool end_object() {
+    if (capturing_ && skip_ > 0) return --skip_, true;
+    capturing_ = false;
+    return close();
+  }
+  bool start_array(std::size_t) {
+    if (capturing_) return nest();
+    open(add(json::array()));
+    return true;
+  }
+  bool end_array() {
+    if (capturing_) return --skip_, true;
+    return close();
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+
+ private:
+  bool value(json&& v) {
+    if (capturing_) {
+      if (skip_ == 0) pairs_->items.emplace_back(std::move(key_), std::move(v));
+    } else {
+      add(std::move(v));
+    }
+    return true;
+  }
+  bool nest() {  // an object or array inside the captured object: one "(nested)" item
+    if (skip_++ == 0) pairs_->items.emplace_back(std::move(key_), json("(nested)"));
+    return true;
+  }
+  json* add(json&& v) {
+    if (stack_.empty()) return &(root_ = std::move(v));
+    json& parent = *stack_.back();
+    if (parent.is_array()) {
+      parent.push_back(std::move(v));
+      return &parent.back();
+    }
+    return &(parent[keys_.back()] = std::move(v));
+  }
+  void open(json* container) {
+    stack_.push_back(container);
+    keys_.emplace_back();
+  }
+  bool close() {
+    stack_.pop_back();
+    keys_.pop_back();
+    return true;
+  }
+  json& root_;
+  Pairs* pairs_;
+  std::vector<json*> stack_;       // the open containers
+  std::vector<std::string> keys_;  // the key being filled in each open object
+  bool capturing_ = false;
+  int skip_ = 0;
+  std::string key_;
+};
+
+Status parse_json(const char* text, std::size_t length, const char* what, json& out, Pairs* pairs = nullptr) {
   Status s = check_json_text(what, what, text, length);
   if (!s.ok()) return s;
-  out = json::parse(text, text + length, nullptr, false);
-  if (out.is_discarded()) return bad(what, std::string(what) + " is not valid JSON");
+  if (!pairs) {
+    out = json::parse(text, text + length, nullptr, false);
+    if (out.is_discarded()) return bad(what, std::string(what) + " is not valid JSON");
+    return Status::success();
+  }
+  DomExceptPairs sax(out, pairs);
+  if (!json::sax_parse(text, text + length, &sax)) {
+    out = json();
+    return bad(what, std::string(what) + " is not valid JSON");
+  }
   return Status::success();
 }
 
@@ -306,14 +404,29 @@ Status post_template(const json& p, const std::unordered_map<std::string, int32_
 
 constexpr int64_t kMaxId = 1 << 24;
 
-Status read_vocab_object(const json& v, const std::string& where, std::unordered_map<std::string, int32_t>& out) {
+// A {token: id} object: from `pairs` when the parse read it that way, else from the DOM.
+Status read_vocab_object(const json& v, const Pairs* pairs, const std::string& where,
+                         std::unordered_map<std::string, int32_t>& out) {
   if (!v.is_object()) return bad(where, where + " must be an object {token: id}");
-  out.reserve(v.size());
-  for (const auto& [token, id] : v.items()) {
+  const auto one = [&](const std::string& token, const json& id) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= kMaxId) {
       return bad(where, where + ": token '" + token + "' has id " + id.dump() + "; ids are integers in [0, 2^24)");
     }
     out[token] = static_cast<int32_t>(id.get<int64_t>());
+    return Status::success();
+  };
+  if (pairs && pairs->found) {
+    out.reserve(pairs->items.size());
+    for (const auto& [token, id] : pairs->items) {
+      Status s = one(token, id);
+      if (!s.ok()) return s;
+    }
+    return Status::success();
+  }
+  out.reserve(v.size());
+  for (const auto& [token, id] : v.items()) {
+    Status s = one(token, id);
+    if (!s.ok()) return s;
   }
   return Status::success();
 }
@@ -542,7 +655,9 @@ Status Tokenizer::finish(TokenizerModel model, nlohmann::json& settings) {
 Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std::unique_ptr<Tokenizer>& out,
                                      std::string_view charsmap) {
   json j;
-  Status s = parse_json(text, length, "tokenizer.json", j);
+  Pairs vocab_pairs;
+  vocab_pairs.path = {"model", "vocab"};
+  Status s = parse_json(text, length, "tokenizer.json", j, &vocab_pairs);
   if (!s.ok()) return s;
   const json* m = field(j, "model");
   if (!m || !m->is_object()) return bad("model", "tokenizer.json must be an object with a \"model\"");
@@ -556,12 +671,12 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
     s = flag(*m, "byte_fallback", false, "model", byte_fallback_model);
     if (!s.ok()) return s;
   }
-  if (type == "Unigram" || byte_fallback_model) return from_sentencepiece_json(j, *m, type, charsmap, out);
+  if (type == "Unigram" || byte_fallback_model) return from_sentencepiece_json(j, *m, type, charsmap, &vocab_pairs, out);
   if (type != "WordPiece" && type != "BPE") {
     return bad("model.type", "model type \"" + type + "\" is not supported (supported: WordPiece, BPE, Unigram)");
   }
   const json* vocab = field(*m, "vocab");
-  s = read_vocab_object(vocab ? *vocab : json(), "model.vocab", t->vocab_);
+  s = read_vocab_object(vocab ? *vocab : json(), &vocab_pairs, "model.vocab", t->vocab_);
   if (!s.ok()) return s;
   json settings = json::object();
   auto unk_of = [&](const std::string& dflt) -> Status {
@@ -644,7 +759,7 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
 }
 
 Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const std::string& type, std::string_view charsmap,
-                                          std::unique_ptr<Tokenizer>& out) {
+                                          const void* pairs, std::unique_ptr<Tokenizer>& out) {
   SentencePiece::Parts parts;
   Status s;
   const json* v = field(m, "vocab");
@@ -683,7 +798,7 @@ Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const st
       if (!value.empty()) return bad(std::string("model.") + affix, std::string("model.") + affix + " is not supported");
     }
     std::unordered_map<std::string, int32_t> map;
-    s = read_vocab_object(v ? *v : json(), "model.vocab", map);
+    s = read_vocab_object(v ? *v : json(), static_cast<const Pairs*>(pairs), "model.vocab", map);
     if (!s.ok()) return s;
     parts.pieces.assign(map.size(), std::string());
     for (auto& [piece, id] : map) {
@@ -845,11 +960,12 @@ Status Tokenizer::from_vocab_txt(const char* text, std::size_t length, bool lowe
 Status Tokenizer::from_gpt2_files(const char* encoder_json, std::size_t encoder_length, const char* vocab_bpe,
                                   std::size_t vocab_length, std::unique_ptr<Tokenizer>& out) {
   json enc;
-  Status s = parse_json(encoder_json, encoder_length, "encoder.json", enc);
+  Pairs root;  // the whole file is the {token: id} object
+  Status s = parse_json(encoder_json, encoder_length, "encoder.json", enc, &root);
   if (!s.ok()) return s;
   std::unique_ptr<Tokenizer> t(new Tokenizer());
   if (!t) return Status::error(Code::out_of_memory, "tokenizer", "could not allocate the tokenizer");
-  s = read_vocab_object(enc, "encoder.json", t->vocab_);
+  s = read_vocab_object(enc, &root, "encoder.json", t->vocab_);
   if (!s.ok()) return s;
   enc = json();  // the parsed tree is no longer needed
   std::size_t start = 0, rank = 0;

@@ -85,8 +85,9 @@ class Tokenizer : public HeapObject {
  private:
   Tokenizer() = default;
   // tokenizer.json with a Unigram model or a BPE model with byte_fallback.
+  // `pairs`: model.vocab as read by the parser (tokenizer.cpp's Pairs), when it was an object.
   static Status from_sentencepiece_json(const nlohmann::json& j, const nlohmann::json& model, const std::string& type,
-                                        std::string_view charsmap, std::unique_ptr<Tokenizer>& out);
+                                        std::string_view charsmap, const void* pairs, std::unique_ptr<Tokenizer>& out);
   // Builds the id -> token table and the settings JSON (vocabulary included).
   Status finish(TokenizerModel model, nlohmann::json& settings);
   // Records merge `rank` of "left right" (both and their concatenation must be tokens).
