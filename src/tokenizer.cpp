@@ -993,6 +993,16 @@ Status Tokenizer::from_gpt2_files(const char* encoder_json, std::size_t encoder_
   return s;
 }
 
+Status Tokenizer::remember(const std::string& word, int32_t index, std::vector<std::pair<int32_t, int32_t>>&& pieces,
+                           std::vector<int32_t>& out) {
+  for (const auto& [id, end] : pieces) out.insert(out.end(), {id, index, end});
+  if (word.size() > kCacheWordBytes) return Status::success();
+  if (cache_bytes_ > kCacheBytes) cache_.clear(), cache_bytes_ = 0;  // bounds memory on streams of distinct words
+  cache_bytes_ += word.size() + pieces.size() * sizeof(pieces[0]) + 64;
+  cache_.emplace(word, std::move(pieces));
+  return Status::success();
+}
+
 Status Tokenizer::wordpiece(const std::string& word, int32_t index, std::vector<int32_t>& out) {
   // Words repeat (Zipf): the pieces of short words are cached as BPE's are.
   auto cached = cache_.find(word);
@@ -1029,13 +1039,7 @@ Status Tokenizer::wordpiece(const std::string& word, int32_t index, std::vector<
     if (start != chars || chars > max_chars_) {  // the whole word is unknown
       pieces.assign(1, {unk_, static_cast<int32_t>(word.size())});
     }
-    if (word.size() > kCacheWordBytes) {
-      for (const auto& [id, end] : pieces) out.insert(out.end(), {id, index, end});
-      return Status::success();
-    }
-    if (cache_bytes_ > kCacheBytes) cache_.clear(), cache_bytes_ = 0;  // bounds memory on streams of distinct words
-    cache_bytes_ += word.size() + pieces.size() * sizeof(pieces[0]) + 64;
-    cached = cache_.emplace(word, std::move(pieces)).first;
+    return remember(word, index, std::move(pieces), out);
   }
   for (const auto& [id, end] : cached->second) out.insert(out.end(), {id, index, end});
   return Status::success();
@@ -1101,13 +1105,7 @@ Status Tokenizer::bpe(const std::string& word, int32_t index, std::vector<int32_
     }
     std::vector<std::pair<int32_t, int32_t>> pieces;
     for (int32_t k = sym.empty() ? -1 : 0; k >= 0; k = sym[k].next) pieces.emplace_back(sym[k].id, sym[k].end);
-    if (word.size() > kCacheWordBytes) {
-      for (const auto& [id, end] : pieces) out.insert(out.end(), {id, index, end});
-      return Status::success();
-    }
-    if (cache_bytes_ > kCacheBytes) cache_.clear(), cache_bytes_ = 0;  // bounds memory on streams of distinct words
-    cache_bytes_ += word.size() + pieces.size() * sizeof(pieces[0]) + 64;
-    cached = cache_.emplace(word, std::move(pieces)).first;
+    return remember(word, index, std::move(pieces), out);
   }
   for (const auto& [id, end] : cached->second) out.insert(out.end(), {id, index, end});
   return Status::success();

@@ -96,6 +96,9 @@ class Tokenizer : public HeapObject {
   Status add_merge_line(const std::string& line, std::size_t rank, const char* where);
   Status wordpiece(const std::string& word, int32_t index, std::vector<int32_t>& out);
   Status bpe(const std::string& word, int32_t index, std::vector<int32_t>& out);
+  // Appends a word's (id, byte end) pieces as triples and caches them (words up to kCacheWordBytes).
+  Status remember(const std::string& word, int32_t index, std::vector<std::pair<int32_t, int32_t>>&& pieces,
+                  std::vector<int32_t>& out);
 
   TokenizerModel model_ = TokenizerModel::wordpiece;
   std::unordered_map<std::string, int32_t> vocab_;
