@@ -8,6 +8,7 @@
 #include "attnkit/safetensors.hpp"
 #include "attnkit/sentencepiece.hpp"
 #include "attnkit/tokenizer.hpp"
+#include "attnkit/utf8.hpp"
 #include "raw.hpp"
 
 using namespace attnkit;
@@ -136,24 +137,10 @@ int sentencepiece_info(uintptr_t slot, double handle) {
       types[i] = static_cast<int32_t>(sp->type(i));
       const std::string_view p = sp->piece(i);
       int32_t units = 0;
-      for (std::size_t k = 0; k < p.size();) {  // UTF-16 units, checking the UTF-8 on the way
-        const auto c = static_cast<unsigned char>(p[k]);
-        const std::size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-        bool ok = len > 0 && k + len <= p.size();
-        for (std::size_t j = 1; ok && j < len; ++j) ok = (static_cast<unsigned char>(p[k + j]) & 0xC0) == 0x80;
-        if (ok && len == 2) ok = c >= 0xC2;
-        if (ok && len == 3) {
-          const uint32_t cp = (c & 0x0Fu) << 12 | (p[k + 1] & 0x3Fu) << 6 | (p[k + 2] & 0x3Fu);
-          ok = cp >= 0x800 && (cp < 0xD800 || cp > 0xDFFF);
-        }
-        if (ok && len == 4) {
-          const uint32_t cp = (c & 0x07u) << 18 | (p[k + 1] & 0x3Fu) << 12;
-          ok = cp >= 0x10000 && cp <= 0x10FFFF;
-        }
-        if (!ok) {
-          valid = false;
-          break;
-        }
+      const auto* u = reinterpret_cast<const unsigned char*>(p.data());
+      for (std::size_t k = 0; valid && k < p.size();) {  // UTF-16 units, checking the UTF-8 on the way
+        const std::size_t len = utf8::decode(u + k, p.size() - k);
+        valid = len > 0;
         units += len == 4 ? 2 : 1;
         k += len;
       }
@@ -184,8 +171,17 @@ int sentencepiece_pieces(uintptr_t slot, double handle) {
 // (uint8, or 0 = all) marks the texts that begin their input (Metaspace's prepend_scheme "first";
 // the others follow an added token). Result int32: the token count of each text, then (id, start,
 // end) triples with start and end in UTF-16 units of their text (what String.slice takes).
-template <class Encode>
-int encode_texts(uintptr_t slot, Encode encode, uintptr_t bytes, double length, uintptr_t ends, uintptr_t firsts,
+// One text through a SentencePiece-style model, or through a tokenizer's C++ text steps: (id,
+// byte start, byte end) triples.
+Status encode_one(const SentencePiece* sp, const char* text, std::size_t n, std::vector<int32_t>& out, bool first) {
+  return sp->encode(text, n, out, first);
+}
+Status encode_one(Tokenizer* t, const char* text, std::size_t n, std::vector<int32_t>& out, bool) {
+  return t->encode_text(text, n, out);
+}
+
+template <class Model>
+int encode_texts(uintptr_t slot, Model model, uintptr_t bytes, double length, uintptr_t ends, uintptr_t firsts,
                  double count) {
   Status s = check_integer("texts.length", count, 0, 1 << 28);
   if (s.ok()) s = check_integer("bytes.length", length, 0, 2147483647.0);
@@ -205,7 +201,7 @@ int encode_texts(uintptr_t slot, Encode encode, uintptr_t bytes, double length, 
       break;
     }
     const std::size_t before = out.size();
-    s = encode(text + at, static_cast<std::size_t>(end[i] - at), out, first ? first[i] != 0 : true);
+    s = encode_one(model, text + at, static_cast<std::size_t>(end[i] - at), out, first ? first[i] != 0 : true);
     if (!s.ok()) break;
     // Byte offsets -> UTF-16 units: a 4-byte character is two units, continuation bytes none.
     u16.assign(static_cast<std::size_t>(end[i] - at) + 1, 0);
@@ -232,9 +228,7 @@ int sentencepiece_encode(uintptr_t slot, double handle, uintptr_t bytes, double 
   SentencePiece* sp = nullptr;
   Status s = g_sentencepieces.find(handle, sp);
   if (!s.ok()) return fail(std::move(s));
-  return encode_texts(slot, [sp](const char* t, std::size_t n, std::vector<int32_t>& out, bool first) {
-    return sp->encode(t, n, out, first);
-  }, bytes, length, ends, 0, count);
+  return encode_texts(slot, static_cast<const SentencePiece*>(sp), bytes, length, ends, 0, count);
 }
 
 // ids -> UTF-8 text (uint8 result) by the model's decoding.
@@ -267,14 +261,8 @@ int tokenizer_encode_texts(uintptr_t slot, double handle, uintptr_t bytes, doubl
     s = Status::error(Code::invalid_argument, "handle", "this tokenizer encodes words, not texts");
   }
   if (!s.ok()) return fail(std::move(s));
-  if (const SentencePiece* sp = t->sentencepiece()) {
-    return encode_texts(slot, [sp](const char* x, std::size_t n, std::vector<int32_t>& out, bool first) {
-      return sp->encode(x, n, out, first);
-    }, bytes, length, ends, firsts, count);
-  }
-  return encode_texts(slot, [t](const char* x, std::size_t n, std::vector<int32_t>& out, bool) {
-    return t->encode_text(x, n, out);
-  }, bytes, length, ends, firsts, count);
+  if (const SentencePiece* sp = t->sentencepiece()) return encode_texts(slot, sp, bytes, length, ends, firsts, count);
+  return encode_texts(slot, t, bytes, length, ends, firsts, count);
 }
 
 int tokenizer_decode_ids(uintptr_t slot, double handle, uintptr_t ids, double count, bool strip_first) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "attnkit/protobuf.hpp"
+#include "attnkit/utf8.hpp"
 
 namespace attnkit {
 
@@ -20,32 +21,9 @@ Status bad(const std::string& where, const std::string& message) {
   return Status::error(Code::invalid_argument, where, "tokenizer.model: " + message);
 }
 
-// Length of the UTF-8 character starting with byte c, as SentencePiece's OneCharLen (by the lead
-// byte only; continuation bytes count 1).
-std::size_t one_char_len(unsigned char c) { return "\1\1\1\1\1\1\1\1\1\1\1\1\2\2\3\4"[c >> 4]; }
+}  // namespace
 
-// SentencePiece's IsValidDecodeUTF8: the length of a well-formed character at s, or 0.
-std::size_t valid_utf8(const unsigned char* s, std::size_t n) {
-  const auto trail = [](unsigned char c) { return (c & 0xC0) == 0x80; };
-  const auto ok = [](uint32_t cp) { return cp < 0xD800 || (cp >= 0xE000 && cp <= 0x10FFFF); };
-  if (s[0] < 0x80) return 1;
-  if (n >= 2 && (s[0] & 0xE0) == 0xC0) {
-    const uint32_t cp = (s[0] & 0x1Fu) << 6 | (s[1] & 0x3Fu);
-    return trail(s[1]) && cp >= 0x80 && ok(cp) ? 2 : 0;
-  }
-  if (n >= 3 && (s[0] & 0xF0) == 0xE0) {
-    const uint32_t cp = (s[0] & 0x0Fu) << 12 | (s[1] & 0x3Fu) << 6 | (s[2] & 0x3Fu);
-    return trail(s[1]) && trail(s[2]) && cp >= 0x800 && ok(cp) ? 3 : 0;
-  }
-  if (n >= 4 && (s[0] & 0xF8) == 0xF0) {
-    const uint32_t cp = (s[0] & 0x07u) << 18 | (s[1] & 0x3Fu) << 12 | (s[2] & 0x3Fu) << 6 | (s[3] & 0x3Fu);
-    return trail(s[1]) && trail(s[2]) && trail(s[3]) && cp >= 0x10000 && ok(cp) ? 4 : 0;
-  }
-  return 0;
-}
-
-// "<0xAB>" (upper-case hex, as the library writes byte pieces) -> 0xAB, else -1.
-int byte_of_piece(std::string_view p) {
+int SentencePiece::byte_of_piece(std::string_view p) {
   if (p.size() != 6 || p.compare(0, 3, "<0x") != 0 || p[5] != '>') return -1;
   int v = 0;
   for (int i = 3; i < 5; ++i) {
@@ -56,8 +34,6 @@ int byte_of_piece(std::string_view p) {
   }
   return v;
 }
-
-}  // namespace
 
 Status SentencePiece::from_model_proto(const char* data, std::size_t size, std::unique_ptr<SentencePiece>& out) {
   if (size > (std::size_t(1) << 31)) return bad("tokenizer.model", "the file is larger than 2 GiB");
@@ -274,7 +250,7 @@ Status SentencePiece::normalize(std::string_view input, std::string& normalized,
     std::size_t key = 0;
     std::string_view rep;
     if (charsmap_.longest_match(rest.data(), rest.size(), key, rep)) return {rep, key};
-    const std::size_t len = valid_utf8(reinterpret_cast<const unsigned char*>(rest.data()), rest.size());
+    const std::size_t len = utf8::decode(reinterpret_cast<const unsigned char*>(rest.data()), rest.size());
     if (len == 0) return {std::string_view("\xEF\xBF\xBD", 3), 1};
     return {rest.substr(0, len), len};
   };
@@ -357,7 +333,7 @@ void SentencePiece::unigram(std::string_view text, std::vector<Span>& out) const
   std::size_t at = 0;
   while (at < n) {
     const double here = best[at].score;
-    const std::size_t mblen = std::min(one_char_len(t[at]), n - at);
+    const std::size_t mblen = std::min(utf8::lead_length(t[at]), n - at);
     bool single = false;
     uint32_t node = 0;
     for (std::size_t k = at; k < n; ++k) {
@@ -411,7 +387,7 @@ void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
   for (std::size_t at = 0; at < text.size();) {
     std::size_t len = has_user_symbols_ ? user_symbol(text.data() + at, text.size() - at) : 0;
     const bool freeze = len > 0;
-    if (!freeze) len = std::min(one_char_len(static_cast<unsigned char>(text[at])), text.size() - at);
+    if (!freeze) len = std::min(utf8::lead_length(static_cast<unsigned char>(text[at])), text.size() - at);
     const auto i = static_cast<int32_t>(symbols.size());
     const int32_t id = hf_ ? find(text.substr(at, len)) : -1;
     symbols.push_back({i - 1, at + len < text.size() ? i + 1 : -1, static_cast<uint32_t>(at), static_cast<uint32_t>(len), freeze, id});
@@ -540,7 +516,7 @@ Status SentencePiece::decode(const int32_t* ids, std::size_t count, std::string&
   const auto flush = [&] {
     const auto* b = reinterpret_cast<const unsigned char*>(run.data());
     for (std::size_t k = 0; k < run.size();) {
-      const std::size_t len = valid_utf8(b + k, run.size() - k);
+      const std::size_t len = utf8::decode(b + k, run.size() - k);
       if (len == 0) {
         out += "\xEF\xBF\xBD";
         ++k;
@@ -589,7 +565,7 @@ namespace {
 // Unicode White_Space (Rust's char::is_whitespace, which Hugging Face's WhitespaceSplit and Strip
 // use): the code point starting at s, its byte length in `len`, or false.
 bool whitespace_at(const unsigned char* s, std::size_t n, std::size_t& len) {
-  len = valid_utf8(s, n);
+  len = utf8::decode(s, n);
   if (len == 1) return (s[0] >= 0x09 && s[0] <= 0x0D) || s[0] == 0x20;
   if (len == 2) return (s[0] == 0xC2 && (s[1] == 0x85 || s[1] == 0xA0));
   if (len == 3) {
@@ -711,7 +687,7 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
   const bool simple = charsmap_.empty() && !p.collapse_spaces && !p.strip_left && !p.strip_right;
   if (simple && p.prepend && n > 0) a.put(space, 0, 0);
   for (std::size_t at = 0; simple && at < n;) {
-    const std::size_t len = std::max<std::size_t>(1, valid_utf8(t + at, n - at));
+    const std::size_t len = std::max<std::size_t>(1, utf8::decode(t + at, n - at));
     if (p.replace_spaces && t[at] == ' ') a.put(space, static_cast<uint32_t>(at), static_cast<uint32_t>(at + 1));
     else a.put(text.substr(at, len), static_cast<uint32_t>(at), static_cast<uint32_t>(at + len));
     at += len;
@@ -728,7 +704,7 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
       a.put(rep, static_cast<uint32_t>(at), static_cast<uint32_t>(at + key));
       at += key;
     } else {
-      const std::size_t len = std::max<std::size_t>(1, valid_utf8(t + at, n - at));
+      const std::size_t len = std::max<std::size_t>(1, utf8::decode(t + at, n - at));
       a.put(text.substr(at, len), static_cast<uint32_t>(at), static_cast<uint32_t>(at + len));
       at += len;
     }
@@ -861,7 +837,7 @@ Status SentencePiece::encode_hf(const char* text, std::size_t length, bool first
       const bool is_unk = p.id == unk_ || p.id < 0;
       if (is_unk && byte_fallback_) {
         for (uint32_t k = from; k < to;) {
-          const std::size_t len = std::min<std::size_t>(one_char_len(static_cast<unsigned char>(normalized[k])), to - k);
+          const std::size_t len = std::min<std::size_t>(utf8::lead_length(static_cast<unsigned char>(normalized[k])), to - k);
           bool all = true;
           for (std::size_t j = 0; j < len; ++j) all = all && byte_ids_[static_cast<unsigned char>(normalized[k + j])] >= 0;
           const auto cb = static_cast<int32_t>(nb[k]), ce = static_cast<int32_t>(ne[k + len - 1]);

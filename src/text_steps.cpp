@@ -1,12 +1,14 @@
 // The text steps of WordPiece and byte-level BPE tokenizers in C++: the same normalisation,
 // pre-tokenisation and offset mapping as web/tokenizer.js's normalize / preTokenize / _pieces, so
 // that a whole text is one call. tests/node/text_steps.test.mjs compares the two on mixed text.
+#include <algorithm>
 #include <array>
 
 #include <nlohmann/json.hpp>
 
 #include "attnkit/tokenizer.hpp"
 #include "attnkit/unicode.hpp"
+#include "attnkit/utf8.hpp"
 
 namespace attnkit {
 
@@ -41,24 +43,6 @@ const std::array<uint32_t, 256>& byte_chars() {
     return t;
   }();
   return table;
-}
-
-void put_utf8(uint32_t c, std::string& out) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | c >> 6);
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | c >> 12);
-    out += static_cast<char>(0x80 | (c >> 6 & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | c >> 18);
-    out += static_cast<char>(0x80 | (c >> 12 & 0x3F));
-    out += static_cast<char>(0x80 | (c >> 6 & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
 }
 
 // GPT-2's pattern  's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
@@ -141,20 +125,7 @@ Status Tokenizer::encode_text(const char* text, std::size_t length, std::vector<
   const auto* t = reinterpret_cast<const unsigned char*>(text);
   for (std::size_t i = 0; i < length;) {
     uint32_t c = 0xFFFD;
-    std::size_t len = 1;
-    const unsigned char b = t[i];
-    const std::size_t want = b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3 : (b & 0xF8) == 0xF0 ? 4 : 0;
-    if (want == 1) {
-      c = b;
-    } else if (want > 1 && i + want <= length) {
-      uint32_t v = b & (0xFF >> (want + 1));
-      bool ok = true;
-      for (std::size_t k = 1; k < want && ok; ++k) {
-        ok = (t[i + k] & 0xC0) == 0x80;
-        v = v << 6 | (t[i + k] & 0x3F);
-      }
-      if (ok) c = v, len = want;
-    }
+    const std::size_t len = std::max<std::size_t>(1, utf8::decode(t + i, length - i, &c));
     cps.push_back(c);
     pos.push_back(static_cast<int32_t>(i));
     i += len;
@@ -266,15 +237,15 @@ Status Tokenizer::encode_text(const char* text, std::size_t length, std::vector<
     for (std::size_t i = wb; i < we; ++i) {
       if (byte_level) {
         utf8.clear();
-        put_utf8(norm[i], utf8);
+        utf8::append(norm[i], utf8);
         for (const char byte : utf8) {
           const std::size_t before = model.size();
-          put_utf8(chars[static_cast<unsigned char>(byte)], model);
+          utf8::append(chars[static_cast<unsigned char>(byte)], model);
           owner.insert(owner.end(), model.size() - before, static_cast<uint32_t>(i - wb));
         }
       } else {
         const std::size_t before = model.size();
-        put_utf8(norm[i], model);
+        utf8::append(norm[i], model);
         owner.insert(owner.end(), model.size() - before, static_cast<uint32_t>(i - wb));
       }
     }

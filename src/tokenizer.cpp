@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <limits>
 #include <new>
 #include <queue>
@@ -10,8 +9,18 @@
 #include <nlohmann/json.hpp>
 
 #include "attnkit/safetensors.hpp"  // check_json_text
+#include "attnkit/utf8.hpp"
 
 namespace attnkit {
+
+// One JSON object of a file read as (key, value) pairs in file order instead of into the DOM:
+// a vocabulary's 30 000-50 000 keys in nlohmann's std::map cost most of a tokenizer's load. In the
+// DOM the object is left empty.
+struct JsonPairs {
+  std::vector<std::string> path;  // the keys leading to it ({} = the root)
+  bool found = false;
+  std::vector<std::pair<std::string, nlohmann::json>> items;  // nested objects and arrays read as "(nested)"
+};
 
 namespace {
 
@@ -24,29 +33,11 @@ Status bad(const std::string& where, const std::string& message) {
   return Status::error(Code::invalid_argument, where, message);
 }
 
-// Byte length of the UTF-8 sequence starting with byte c (1 for stray continuation bytes, so
-// that malformed input still advances).
-std::size_t utf8_length(unsigned char c) {
-  if (c >= 0xF0) return 4;
-  if (c >= 0xE0) return 3;
-  if (c >= 0xC0) return 2;
-  return 1;
-}
-
-// One JSON object of a file read as (key, value) pairs in file order instead of into the DOM:
-// a vocabulary's 30 000-50 000 keys in nlohmann's std::map cost most of a tokenizer's load. In the
-// DOM the object is left empty.
-struct Pairs {
-  std::vector<std::string> path;  // the keys leading to it ({} = the root)
-  bool found = false;
-  std::vector<std::pair<std::string, json>> items;  // nested objects and arrays read as "(nested)"
-};
-
 // nlohmann SAX handler: builds the DOM as json::parse would (a repeated key keeps its last
 // value), except for the object at pairs->path.
 class DomExceptPairs {
  public:
-  DomExceptPairs(json& root, Pairs* pairs) : root_(root), pairs_(pairs) {}
+  DomExceptPairs(json& root, JsonPairs* pairs) : root_(root), pairs_(pairs) {}
   bool null() { return value(json(nullptr)); }
   bool boolean(bool b) { return value(json(b)); }
   bool number_integer(json::number_integer_t v) { return value(json(v)); }
@@ -115,7 +106,7 @@ class DomExceptPairs {
     return true;
   }
   json& root_;
-  Pairs* pairs_;
+  JsonPairs* pairs_;
   std::vector<json*> stack_;       // the open containers
   std::vector<std::string> keys_;  // the key being filled in each open object
   bool capturing_ = false;
@@ -123,7 +114,7 @@ class DomExceptPairs {
   std::string key_;
 };
 
-Status parse_json(const char* text, std::size_t length, const char* what, json& out, Pairs* pairs = nullptr) {
+Status parse_json(const char* text, std::size_t length, const char* what, json& out, JsonPairs* pairs = nullptr) {
   Status s = check_json_text(what, what, text, length);
   if (!s.ok()) return s;
   if (!pairs) {
@@ -183,6 +174,36 @@ Status int_field(const json& j, const char* key, int64_t dflt, int64_t lo, int64
 std::string type_of(const json& j) {
   const json* t = field(j, "type");
   return t && t->is_string() ? t->get<std::string>() : std::string();
+}
+
+// A merge line "left right", split at the first space; false without one.
+bool split_merge(const std::string& line, std::string& left, std::string& right) {
+  const std::size_t sp = line.find(' ');
+  if (sp == std::string::npos) return false;
+  left = line.substr(0, sp);
+  right = line.substr(sp + 1);
+  return true;
+}
+
+// One of tokenizer.json's merges: "left right" (tokenizers <= 0.19) or [left, right].
+bool merge_sides(const json& mg, std::string& left, std::string& right) {
+  if (mg.is_string()) return split_merge(mg.get_ref<const std::string&>(), left, right);
+  if (!mg.is_array() || mg.size() != 2 || !mg[0].is_string() || !mg[1].is_string()) return false;
+  left = mg[0].get<std::string>();
+  right = mg[1].get<std::string>();
+  return true;
+}
+
+// The BPE options attnkit does not run (training-time dropout, subword affixes), refused by name.
+Status unsupported_bpe_options(const json& m) {
+  if (field(m, "dropout")) return bad("model.dropout", "model.dropout is not supported (inference only)");
+  for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+    std::string value;
+    Status s = text_field(m, affix, "", "model", value);
+    if (!s.ok()) return s;
+    if (!value.empty()) return bad(std::string("model.") + affix, std::string("model.") + affix + " is not supported");
+  }
+  return Status::success();
 }
 
 // A "Sequence" normalizer or pre-tokenizer: `one` on each item of j[key], in order.
@@ -405,7 +426,7 @@ Status post_template(const json& p, const std::unordered_map<std::string, int32_
 constexpr int64_t kMaxId = 1 << 24;
 
 // A {token: id} object: from `pairs` when the parse read it that way, else from the DOM.
-Status read_vocab_object(const json& v, const Pairs* pairs, const std::string& where,
+Status read_vocab_object(const json& v, const JsonPairs* pairs, const std::string& where,
                          std::unordered_map<std::string, int32_t>& out) {
   if (!v.is_object()) return bad(where, where + " must be an object {token: id}");
   const auto one = [&](const std::string& token, const json& id) {
@@ -655,7 +676,7 @@ Status Tokenizer::finish(TokenizerModel model, nlohmann::json& settings) {
 Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std::unique_ptr<Tokenizer>& out,
                                      std::string_view charsmap) {
   json j;
-  Pairs vocab_pairs;
+  JsonPairs vocab_pairs;
   vocab_pairs.path = {"model", "vocab"};
   Status s = parse_json(text, length, "tokenizer.json", j, &vocab_pairs);
   if (!s.ok()) return s;
@@ -698,34 +719,20 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
     t->max_chars_ = static_cast<std::size_t>(max_chars);
     settings["model"] = "wordpiece";
   } else {
-    if (field(*m, "dropout")) return bad("model.dropout", "model.dropout is not supported (inference only)");
-    bool byte_fallback = false;
-    s = flag(*m, "byte_fallback", false, "model", byte_fallback);
+    s = unsupported_bpe_options(*m);
     if (s.ok()) s = flag(*m, "fuse_unk", false, "model", t->fuse_unk_);
     if (s.ok()) s = flag(*m, "ignore_merges", false, "model", t->ignore_merges_);
-    if (!s.ok()) return s;
-    if (byte_fallback) return bad("model.byte_fallback", "model.byte_fallback is not supported");
-    for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
-      std::string value;
-      s = text_field(*m, affix, "", "model", value);
-      if (!s.ok()) return s;
-      if (!value.empty()) return bad(std::string("model.") + affix, std::string("model.") + affix + " is not supported");
-    }
-    s = unk_of("");
+    if (s.ok()) s = unk_of("");
     if (!s.ok()) return s;
     const json* merges = field(*m, "merges");
     if (merges && !merges->is_array()) return bad("model.merges", "model.merges must be an array");
     if (merges) {
       t->merges_.reserve(merges->size());
+      std::string left, right;
       for (std::size_t i = 0; i < merges->size() && s.ok(); ++i) {
-        const json& mg = (*merges)[i];
-        if (mg.is_string()) {
-          s = t->add_merge_line(mg.get_ref<const std::string&>(), i, "model.merges");
-        } else if (mg.is_array() && mg.size() == 2 && mg[0].is_string() && mg[1].is_string()) {
-          s = t->add_merge(mg[0].get<std::string>(), mg[1].get<std::string>(), i, "model.merges");
-        } else {
-          s = bad("model.merges", "merge " + std::to_string(i) + " must be \"left right\" or [left, right]");
-        }
+        s = merge_sides((*merges)[i], left, right)
+                ? t->add_merge(left, right, i, "model.merges")
+                : bad("model.merges", "merge " + std::to_string(i) + " must be \"left right\" or [left, right]");
       }
       if (!s.ok()) return s;
     }
@@ -759,7 +766,7 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
 }
 
 Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const std::string& type, std::string_view charsmap,
-                                          const void* pairs, std::unique_ptr<Tokenizer>& out) {
+                                          const JsonPairs* pairs, std::unique_ptr<Tokenizer>& out) {
   SentencePiece::Parts parts;
   Status s;
   const json* v = field(m, "vocab");
@@ -786,19 +793,13 @@ Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const st
     if (unk >= 0) parts.types[static_cast<std::size_t>(unk)] = PieceType::unknown;
   } else {
     parts.algorithm = SentencePiece::Algorithm::bpe;
-    if (field(m, "dropout")) return bad("model.dropout", "model.dropout is not supported (inference only)");
     bool ignore_merges = false;
-    s = flag(m, "ignore_merges", false, "model", ignore_merges);
+    s = unsupported_bpe_options(m);
+    if (s.ok()) s = flag(m, "ignore_merges", false, "model", ignore_merges);
     if (!s.ok()) return s;
     if (ignore_merges) return bad("model.ignore_merges", "model.ignore_merges is not supported with byte_fallback");
-    for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
-      std::string value;
-      s = text_field(m, affix, "", "model", value);
-      if (!s.ok()) return s;
-      if (!value.empty()) return bad(std::string("model.") + affix, std::string("model.") + affix + " is not supported");
-    }
     std::unordered_map<std::string, int32_t> map;
-    s = read_vocab_object(v ? *v : json(), static_cast<const Pairs*>(pairs), "model.vocab", map);
+    s = read_vocab_object(v ? *v : json(), pairs, "model.vocab", map);
     if (!s.ok()) return s;
     parts.pieces.assign(map.size(), std::string());
     for (auto& [piece, id] : map) {
@@ -814,18 +815,11 @@ Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const st
     }
     const json* merges = field(m, "merges");
     if (merges && !merges->is_array()) return bad("model.merges", "model.merges must be an array");
+    std::string left, right;
     for (std::size_t i = 0; merges && i < merges->size(); ++i) {
-      const json& mg = (*merges)[i];
-      std::string left, right;
-      if (mg.is_string()) {
-        const std::string& line = mg.get_ref<const std::string&>();
-        const std::size_t sp = line.find(' ');
-        if (sp != std::string::npos) left = line.substr(0, sp), right = line.substr(sp + 1);
-      } else if (mg.is_array() && mg.size() == 2 && mg[0].is_string() && mg[1].is_string()) {
-        left = mg[0].get<std::string>(), right = mg[1].get<std::string>();
-      }
+      const bool shaped = merge_sides((*merges)[i], left, right);
       const auto a = map.find(left), b = map.find(right);
-      if (a == map.end() || b == map.end()) {
+      if (!shaped || a == map.end() || b == map.end()) {
         return bad("model.merges", "model.merges[" + std::to_string(i) + "] must be \"left right\" or [left, right] of two tokens");
       }
       parts.merges.push_back({a->second, b->second});
@@ -836,12 +830,7 @@ Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const st
   if (!s.ok()) return s;
   if (parts.byte_fallback) {
     for (std::size_t i = 0; i < parts.pieces.size(); ++i) {
-      const std::string& p = parts.pieces[i];
-      if (p.size() == 6 && p.compare(0, 3, "<0x") == 0 && p[5] == '>' && std::isxdigit(static_cast<unsigned char>(p[3])) &&
-          std::isxdigit(static_cast<unsigned char>(p[4])) && !std::islower(static_cast<unsigned char>(p[3])) &&
-          !std::islower(static_cast<unsigned char>(p[4])) && parts.types[i] == PieceType::normal) {
-        parts.types[i] = PieceType::byte;
-      }
+      if (SentencePiece::byte_of_piece(parts.pieces[i]) >= 0 && parts.types[i] == PieceType::normal) parts.types[i] = PieceType::byte;
     }
   }
   // Added tokens are matched in the text before the model (web/tokenizer.js): in the model they are
@@ -915,11 +904,11 @@ Status Tokenizer::add_merge(const std::string& left, const std::string& right, s
 }
 
 Status Tokenizer::add_merge_line(const std::string& line, std::size_t rank, const char* where) {
-  const std::size_t sp = line.find(' ');
-  if (sp == std::string::npos) {
+  std::string left, right;
+  if (!split_merge(line, left, right)) {
     return bad(where, std::string(where) + ": merge " + std::to_string(rank) + " (\"" + line + "\") is not \"left right\"");
   }
-  return add_merge(line.substr(0, sp), line.substr(sp + 1), rank, where);
+  return add_merge(left, right, rank, where);
 }
 
 Status Tokenizer::from_vocab_txt(const char* text, std::size_t length, bool lowercase, std::unique_ptr<Tokenizer>& out) {
@@ -960,7 +949,7 @@ Status Tokenizer::from_vocab_txt(const char* text, std::size_t length, bool lowe
 Status Tokenizer::from_gpt2_files(const char* encoder_json, std::size_t encoder_length, const char* vocab_bpe,
                                   std::size_t vocab_length, std::unique_ptr<Tokenizer>& out) {
   json enc;
-  Pairs root;  // the whole file is the {token: id} object
+  JsonPairs root;  // the whole file is the {token: id} object
   Status s = parse_json(encoder_json, encoder_length, "encoder.json", enc, &root);
   if (!s.ok()) return s;
   std::unique_ptr<Tokenizer> t(new Tokenizer());
@@ -1008,7 +997,7 @@ Status Tokenizer::wordpiece(const std::string& word, int32_t index, std::vector<
   auto cached = cache_.find(word);
   if (cached == cache_.end()) {
     std::vector<std::size_t> bounds;  // char starts, then the end
-    for (std::size_t i = 0; i < word.size(); i += utf8_length(static_cast<unsigned char>(word[i]))) bounds.push_back(i);
+    for (std::size_t i = 0; i < word.size(); i += utf8::lead_length(static_cast<unsigned char>(word[i]))) bounds.push_back(i);
     bounds.push_back(word.size());
     const std::size_t chars = bounds.size() - 1;
     std::vector<std::pair<int32_t, int32_t>> pieces;
@@ -1063,7 +1052,7 @@ Status Tokenizer::bpe(const std::string& word, int32_t index, std::vector<int32_
     std::vector<Symbol> sym;
     sym.reserve(word.size());
     for (std::size_t i = 0; i < word.size();) {
-      const std::size_t n = std::min(utf8_length(static_cast<unsigned char>(word[i])), word.size() - i);
+      const std::size_t n = std::min(utf8::lead_length(static_cast<unsigned char>(word[i])), word.size() - i);
       const auto it = vocab_.find(word.substr(i, n));
       int32_t id = it == vocab_.end() ? unk_ : it->second;
       if (id < 0) {

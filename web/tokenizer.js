@@ -43,7 +43,7 @@ const CONTRACTIONS = "'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD])";
 const SPLIT_PATTERNS = {
   cl100k: new RegExp(`${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`, 'gu'),
   qwen2: new RegExp(`${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`, 'gu'),
-  gpt2: /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu,
+  gpt2: GPT2_PATTERN,
 };
 const utf8 = new TextEncoder();
 
@@ -162,7 +162,7 @@ function splitCharsmap(text) {
 
 async function create(ak, fn, kind, a, b = '', lowercase = true) {
   const heap = await loaders(ak);
-  const ba = utf8.encode(a), bb = typeof b === 'string' ? utf8.encode(b) : b;
+  const ba = utf8.encode(a), bb = utf8.encode(b);
   const handle = heap._withInputs([ba, bb], ([pa, pb]) => heap._raw(fn, '_tokenizerCreate', [kind, pa, ba.length, pb, bb.length, lowercase])[0]);
   return new Tokenizer(heap, handle, JSON.parse(heap._m._tokenizerSettings(handle)));
 }
@@ -220,7 +220,7 @@ export class Tokenizer extends OwnedHandle {
       heap._m._sentencepieceFree(handle);
       throw e;
     }
-    const [n, algorithm, unk, bos, eos, pad, byteFallback, valid] = info;
+    const [n, algorithm, unk, bos, eos, pad, , valid] = info; // [6]: byte fallback (C++ applies it)
     const types = info.subarray(8, 8 + n), starts = info.subarray(8 + n, 9 + 2 * n), byteStarts = info.subarray(9 + 2 * n);
     // One TextDecoder call for all pieces, sliced at their UTF-16 starts (computed in C++), unless
     // a piece is not well-formed UTF-8 (then each is decoded on its own, with U+FFFD).
@@ -250,7 +250,7 @@ export class Tokenizer extends OwnedHandle {
     const settings = {
       vocab, model: algorithm === 1 ? 'unigram' : 'bpe', addedTokens, normalizer: [], preTokenizer: [],
       template: { single, pair }, pad: pad >= 0 ? { id: pad, typeId: 0 } : null, unkId: unk,
-      sentencepiece: { types: Int32Array.from(types), bos, eos, byteFallback: !!byteFallback },
+      sentencepiece: true,
     };
     const t = new Tokenizer(heap, handle, settings, '_sentencepieceFree');
     if (bos >= 0) [t.bosToken, t.bosTokenId] = [vocab[bos], bos];
@@ -336,13 +336,14 @@ export class Tokenizer extends OwnedHandle {
   constructor(heap, handle, settings, free = '_tokenizerFree') {
     super();
     this._own(heap, handle, 'Tokenizer', free);
-    // SentencePiece models run the whole text pipeline in C++ (src/attnkit/sentencepiece.hpp).
-    this._sp = settings.sentencepiece ?? (settings.model === 'sentencepiece' ? { json: true } : null);
+    // SentencePiece models, from a tokenizer.model ('model') or a tokenizer.json ('json'): their
+    // decoding runs in C++ too (src/attnkit/sentencepiece.hpp).
+    this._sp = settings.sentencepiece ? 'model' : settings.model === 'sentencepiece' ? 'json' : null;
     // How texts become pieces: 'model' (a tokenizer.model: the whole text in C++), 'texts' (added
     // tokens cut out here, each stretch of text in C++: tokenizer.json SentencePiece models, and
     // WordPiece / byte-level BPE whose text steps all run in C++), or null (text steps here,
     // words to C++: steps only JavaScript runs, such as NFKC or Split).
-    this._whole = this._sp && !this._sp.json ? 'model' : heap._m._tokenizerEncodesTexts(handle) ? 'texts' : null;
+    this._whole = this._sp === 'model' ? 'model' : heap._m._tokenizerEncodesTexts(handle) ? 'texts' : null;
     this._s = settings;
     /** Token strings by id. */
     this.vocab = settings.vocab;
@@ -399,12 +400,12 @@ export class Tokenizer extends OwnedHandle {
 
   // Texts -> for each, [{id, start, end}] before the template. SentencePiece: one C++ call for all.
   _piecesMany(fn, texts) {
-    if (!this._whole) return texts.map((t) => Tokenizer._typed(this._pieces(fn, t)));
     for (const t of texts) {
       if (typeof t !== 'string') {
         throw new AttnkitError(`${fn}: text must be a string, got ${describe(t)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'text' });
       }
     }
+    if (!this._whole) return texts.map((t) => Tokenizer._typed(this._pieces(fn, t)));
     // A tokenizer.model reads the whole text (the library matches no added tokens); a
     // tokenizer.json model reads the text between added tokens.
     const segs = this._whole === 'texts' ? texts.map((t) => this._segments(t)) : texts.map((t) => [{ text: t, start: 0 }]);
@@ -475,11 +476,8 @@ export class Tokenizer extends OwnedHandle {
     return out;
   }
 
-  // One text -> [{id, start, end}] before the template.
+  // One text (a string) -> [{id, start, end}] before the template, with the text steps here.
   _pieces(fn, text) {
-    if (typeof text !== 'string') {
-      throw new AttnkitError(`${fn}: text must be a string, got ${describe(text)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'text' });
-    }
     // 1. Added (special) tokens are matched on the raw text and never split.
     const segments = this._segments(text);
     // 2. Normalise and split the rest into words; 3. the words to ids in one C++ call.
@@ -755,7 +753,7 @@ export class Tokenizer extends OwnedHandle {
         'decode each row of a batch on its own', { code: 'ERR_SHAPE_MISMATCH', argument: 'ids' });
     }
     const list = given.data;
-    const parts = [], kept = [];
+    const kept = [];
     for (const id of list) {
       if (!Number.isInteger(id) || id < 0 || id >= this.vocab.length) {
         throw new AttnkitError(`${fn}: id ${describe(id)} is outside [0, ${this.vocab.length})`, {
@@ -764,17 +762,16 @@ export class Tokenizer extends OwnedHandle {
       }
       if (skipSpecialTokens && this._special.has(id)) continue;
       kept.push(id);
-      parts.push(this.vocab[id]);
     }
     if (this._sp) { // SentencePiece decoding in C++; tokenizer.json: added tokens as their text
       const run = (ids, stripFirst) => {
         const ids32 = Int32Array.from(ids);
-        const bytes = this._heap._withInputs([ids32], ([p]) => (this._sp.json
+        const bytes = this._heap._withInputs([ids32], ([p]) => (this._sp === 'json'
           ? this._heap._call(fn, '_tokenizerDecodeIds', [this._handle, p, ids32.length, stripFirst], undefined, Uint8Array)
           : this._heap._call(fn, '_sentencepieceDecode', [this._handle, p, ids32.length], undefined, Uint8Array)));
         return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
       };
-      if (!this._sp.json) return run(kept, true);
+      if (this._sp === 'model') return run(kept, true);
       let out = '', ids = [], first = true;
       for (const id of kept) {
         const added = this._addedById.get(id);
@@ -789,6 +786,7 @@ export class Tokenizer extends OwnedHandle {
       }
       return ids.length ? out + run(ids, first) : out;
     }
+    const parts = kept.map((id) => this.vocab[id]);
     if (this.model === 'bpe') {
       const bytes = [];
       const { toByte } = bytesToUnicode();

@@ -97,6 +97,8 @@ class SentencePiece : public HeapObject {
   int32_t eos_id() const { return eos_; }
   int32_t pad_id() const { return pad_; }
   bool byte_fallback() const { return byte_fallback_; }
+  // "<0xAB>" (upper-case hex, as the library writes byte pieces) -> 0xAB, else -1.
+  static int byte_of_piece(std::string_view piece);
 
   // A text is at most 2^28 bytes per call (ids and offsets stay well inside int32).
   static constexpr std::size_t kMaxTextBytes = std::size_t(1) << 28;

@@ -26,6 +26,8 @@ namespace attnkit {
 
 // sentencepiece: a tokenizer.json Unigram model, or BPE with byte fallback (Llama, T5, XLM-R, ...):
 // the whole text pipeline runs in C++ (sentencepiece()), see SentencePiece::Pipeline.
+struct JsonPairs;  // a JSON object read as pairs (tokenizer.cpp)
+
 enum class TokenizerModel : int { wordpiece = 0, bpe = 1, sentencepiece = 2 };
 
 class Tokenizer : public HeapObject {
@@ -85,14 +87,14 @@ class Tokenizer : public HeapObject {
  private:
   Tokenizer() = default;
   // tokenizer.json with a Unigram model or a BPE model with byte_fallback.
-  // `pairs`: model.vocab as read by the parser (tokenizer.cpp's Pairs), when it was an object.
+  // `pairs`: model.vocab as the parser read it (when it is an object: see tokenizer.cpp).
   static Status from_sentencepiece_json(const nlohmann::json& j, const nlohmann::json& model, const std::string& type,
-                                        std::string_view charsmap, const void* pairs, std::unique_ptr<Tokenizer>& out);
+                                        std::string_view charsmap, const JsonPairs* pairs, std::unique_ptr<Tokenizer>& out);
   // Builds the id -> token table and the settings JSON (vocabulary included).
   Status finish(TokenizerModel model, nlohmann::json& settings);
   // Records merge `rank` of "left right" (both and their concatenation must be tokens).
   Status add_merge(const std::string& left, const std::string& right, std::size_t rank, const char* where);
-  // The same from a "left right" line (tokenizers <= 0.19 and vocab.bpe).
+  // The same from a "left right" line of vocab.bpe.
   Status add_merge_line(const std::string& line, std::size_t rank, const char* where);
   Status wordpiece(const std::string& word, int32_t index, std::vector<int32_t>& out);
   Status bpe(const std::string& word, int32_t index, std::vector<int32_t>& out);
