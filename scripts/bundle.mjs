@@ -1,10 +1,10 @@
 // Bundles the ESM wrapper (web/attnkit.js, the ~20 modules it imports, and the SIMD build's wasm
-// glue) into one minified file, web/dist/attnkit.mjs, with a source map into web/*.js; that file
-// is what the package exports. Both save start-up: Node's ES module loader costs about 0.8 ms per
-// file on a cold start, and V8 scans minified code faster than commented source (~1.4 ms less for
-// 98 KB -> 48 KB). The scalar build's glue and the loaders' glue stay separate files, imported only
-// when needed; they are minified in place. (The SIMD and scalar glue cannot be one file: each
-// maps minified export names in its own .wasm's export order.)
+// glue of the three builds) into one minified file, web/dist/attnkit.mjs, with a source map into
+// web/*.js; that file is what the package exports. One file with no dynamic import(): bundlers then
+// see one module and three .wasm assets (Vite 7's worker build cannot split code, webpack warns on
+// variable imports), and Node's ES module loader costs about 0.8 ms per file on a cold start.
+// Minified because V8 scans it faster (~1.4 ms less for 98 KB -> 48 KB). (The SIMD and scalar glue
+// cannot be one function: each maps minified export names in its own .wasm's export order.)
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +27,6 @@ for (const name of ['attnkit-simd.mjs', 'attnkit-scalar.mjs', 'attnkit-loaders.m
 
 const bundle = await rollup({
   input: path.join(ROOT, 'web/attnkit.js'),
-  external: (id) => id.startsWith('./dist/') && id !== './dist/attnkit-simd.mjs',
   onwarn: (w) => { throw new Error(`rollup: ${w.message}`); },
   plugins: [{
     name: 'dist-relative-minified',

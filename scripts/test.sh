@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+bash scripts/setup-bundlers.sh
 bash scripts/build.sh
 echo "== native (ctest)"
 ctest --test-dir build/native --output-on-failure -j2

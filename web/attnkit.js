@@ -5,12 +5,13 @@
 // inputs in, results out, frees everything in `finally`, and turns status codes into AttnkitError.
 // It never keeps a heap view across a call (memory growth detaches them).
 
-// The SIMD build's Emscripten glue is part of the bundle (one file less to import on the usual
-// path); the scalar build's is imported only when that build is loaded.
+// The builds' Emscripten glue is part of the bundle: one file, no dynamic import(), so that every
+// bundler (Vite's worker build included) takes the package as one module with three assets.
 import createSimdModule from './dist/attnkit-simd.mjs';
+import createScalarModule from './dist/attnkit-scalar.mjs';
 import { AttnkitError } from './errors.js';
 import { WasmHeap } from './heap.js';
-import { isNode, readBytes, resolveUrl } from './read_bytes.js';
+import { WASM_MISSING_HINT, isNode, notWasm, packageAsset, readBytes, resolveUrl } from './read_bytes.js';
 import { Tensor } from './tensor.js';
 import { describe, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from './args.js';
 import { Embeddings } from './embeddings.js';
@@ -49,7 +50,7 @@ const BUILDS = {
     wasm: () => new URL('./dist/attnkit-simd.wasm', import.meta.url),
   },
   'wasm-scalar': {
-    glue: async () => (await import('./dist/attnkit-scalar.mjs')).default,
+    glue: async () => createScalarModule,
     wasm: () => new URL('./dist/attnkit-scalar.wasm', import.meta.url),
   },
 };
@@ -70,19 +71,6 @@ function pickBackend(simd) {
   throw new AttnkitError(`load: simd must be 'auto', true or false, got ${describe(simd)}`, {
     code: 'ERR_INVALID_ARGUMENT',
     argument: 'simd',
-  });
-}
-
-// A .wasm begins with \0asm. A bundler that moved the package (Vite's dependency pre-bundling
-// copies it to .vite/deps/ without its .wasm files) makes the URL answer with the app's HTML page.
-function notWasm(bytes, where) {
-  const b = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes.buffer ?? bytes, bytes.byteOffset ?? 0, 4);
-  if (b[0] === 0 && b[1] === 0x61 && b[2] === 0x73 && b[3] === 0x6d) return;
-  const head = new TextDecoder().decode(b.subarray(0, 64)).trimStart().toLowerCase();
-  const html = head.startsWith('<');
-  throw new AttnkitError(`load: ${where} is not a .wasm file${html ? ' but an HTML page: your bundler moved attnkit ' +
-    "without its .wasm files (in Vite, add optimizeDeps: { exclude: ['attnkit'] }), or pass load({ wasmUrl })" : ''}`, {
-    code: 'ERR_LOAD', argument: 'wasmUrl',
   });
 }
 
@@ -118,7 +106,7 @@ async function instantiate(backend, explicitUrl, wasmBinary, loadersUrl) {
   const build = BUILDS[backend];
   let url;
   try {
-    url = explicitUrl ? resolveUrl(explicitUrl) : build.wasm();
+    url = explicitUrl ? resolveUrl(explicitUrl) : packageAsset(build.wasm());
   } catch (e) {
     throw new AttnkitError(`load: wasmUrl ${describe(explicitUrl)} is not a valid URL (${e.message})`, {
       code: 'ERR_INVALID_ARGUMENT',
@@ -130,11 +118,11 @@ async function instantiate(backend, explicitUrl, wasmBinary, loadersUrl) {
     try {
       bytes = await readBytes(url);
     } catch (e) {
-      throw new AttnkitError(`load: could not read the ${backend} build from ${url.href}: ${e.message}`, {
+      throw new AttnkitError(`load: could not read the ${backend} build from ${url.href}: ${e.message}${explicitUrl ? '' : WASM_MISSING_HINT}`, {
         code: 'ERR_LOAD',
       });
     }
-    notWasm(bytes, url.href);
+    notWasm(bytes, `load: ${url.href}`);
   }
   try {
     // Node: compile and instantiate synchronously (each a little quicker cold than V8's

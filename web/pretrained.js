@@ -6,7 +6,7 @@
 // Model.fromPretrained and Tokenizer.fromPretrained find their files through it.
 import { AttnkitError } from './errors.js';
 import { describe, okResponse } from './args.js';
-import { isNode, resolveUrl } from './read_bytes.js';
+import { isNode, nodeBuiltin, resolveUrl } from './read_bytes.js';
 
 const loadError = (fn, message, argument = 'source') => new AttnkitError(`${fn}: ${message}`, { code: 'ERR_LOAD', argument });
 
@@ -37,14 +37,8 @@ export function convertHint(kind) {
     : '';
 }
 
-async function nodeModules() {
-  const fs = process.getBuiltinModule?.('node:fs/promises');
-  const path = process.getBuiltinModule?.('node:path');
-  if (fs && path) return { fs, path };
-  // Variable specifiers keep bundlers from resolving Node built-ins for the browser.
-  const fsName = 'node:fs/promises', pathName = 'node:path';
-  const [fsm, pathm] = await Promise.all([import(/* @vite-ignore */ fsName), import(/* @vite-ignore */ pathName)]);
-  return { fs: fsm, path: pathm };
+function nodeModules() {
+  return { fs: nodeBuiltin('node:fs/promises'), path: nodeBuiltin('node:path') };
 }
 
 /** Reads a fetch Response's body (or anything with a readable `body`), calling onBytes(n) per chunk. */

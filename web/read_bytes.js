@@ -1,29 +1,54 @@
 // Reading a .wasm (or any file) as bytes from a URL: fetch in browsers, the file system for
 // file: URLs in Node.
-export const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
+import { AttnkitError } from './errors.js';
+
+// Through globalThis: Parcel bundles a polyfill package for any mention of the free name `process`.
+const nodeProcess = globalThis.process;
+export const isNode = typeof nodeProcess?.versions?.node === 'string';
+
+/** A Node built-in module, synchronously (Node >= 20.16): no import() for bundlers to resolve. */
+export const nodeBuiltin = (name) => nodeProcess.getBuiltinModule(name);
 
 /** A URL the user gave (string or URL), relative to the page in browsers, to this module in Node. */
 export function resolveUrl(spec) {
   return new URL(String(spec), typeof location === 'object' ? location.href : import.meta.url);
 }
 
+// Vite's dev server pre-bundles dependencies into node_modules/.vite/deps/ (or .vite/deps/ without
+// a package.json) and leaves their assets behind, so `new URL('./x.wasm', import.meta.url)` there
+// names nothing (the server answers with the app's index.html). The file is still served from the
+// package's own folder.
+const VITE_DEPS = /^(.*?\/)(?:node_modules\/)?\.vite\/deps\/([\w.-]+\.wasm)$/;
+
+/** What to do when a .wasm of this package's is not where its module says. */
+export const WASM_MISSING_HINT = "; if your bundler did not copy attnkit's .wasm files (esbuild does not), copy " +
+  'node_modules/attnkit/web/dist/*.wasm next to the bundle, or pass load({ wasmUrl })';
+
+/** A .wasm URL of this package's, corrected for where a dev server moved the module. */
+export function packageAsset(url) {
+  const m = VITE_DEPS.exec(url.pathname);
+  return m ? new URL(`${m[1]}node_modules/attnkit/web/dist/${m[2]}`, url) : url;
+}
+
 export async function readBytes(url) {
   if (url.protocol === 'file:') {
     if (!isNode) throw new Error('file: URLs can only be read in Node');
-    // Node >= 20.16 hands out built-ins synchronously; a sync read of the .wasm is ~0.6 ms quicker
-    // on a cold start than importing node:fs/promises and reading on the thread pool.
-    const fs = process.getBuiltinModule?.('node:fs');
-    if (fs) return fs.readFileSync(url);
-    // Variable specifiers keep bundlers from trying to resolve Node built-ins for the browser.
-    const fsName = 'node:fs/promises';
-    const urlName = 'node:url';
-    const [{ readFile }, { fileURLToPath }] = await Promise.all([
-      import(/* @vite-ignore */ fsName),
-      import(/* @vite-ignore */ urlName),
-    ]);
-    return readFile(fileURLToPath(url));
+    // A sync read of the .wasm is ~0.6 ms quicker on a cold start than a read on the thread pool.
+    return nodeBuiltin('node:fs').readFileSync(url);
   }
   const response = await fetch(url, { credentials: 'same-origin' });
   if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`.trim());
   return new Uint8Array(await response.arrayBuffer());
+}
+
+// A .wasm begins with \0asm. A bundler that moved the package without its .wasm files makes the URL
+// answer with the app's HTML page (a dev server's fallback for unknown paths).
+export function notWasm(bytes, where) {
+  const b = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes.buffer ?? bytes, bytes.byteOffset ?? 0, 4);
+  if (b[0] === 0 && b[1] === 0x61 && b[2] === 0x73 && b[3] === 0x6d) return;
+  const head = new TextDecoder().decode(b.subarray(0, 64)).trimStart().toLowerCase();
+  const html = head.startsWith('<');
+  throw new AttnkitError(`${where} is not a .wasm file${html ? ' but an HTML page: your bundler moved attnkit ' +
+    "without its .wasm files (in Vite with a custom cacheDir, add optimizeDeps: { exclude: ['attnkit'] })" +
+    WASM_MISSING_HINT : ''}`, { code: 'ERR_LOAD', argument: 'wasmUrl' });
 }

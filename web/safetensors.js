@@ -6,8 +6,9 @@ import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
 import { attached, callback, describe, okResponse, options as checkOptions } from './args.js';
 import { WasmHeap } from './heap.js';
-import { readBytes, resolveUrl } from './read_bytes.js';
+import { WASM_MISSING_HINT, notWasm, packageAsset, readBytes, resolveUrl } from './read_bytes.js';
 import { convertHint, responseBytes, sniff } from './pretrained.js';
+import createLoadersModule from './dist/attnkit-loaders.mjs';
 
 const pending = new Map();
 
@@ -18,7 +19,7 @@ export function loaders(ak) {
     const promise = (async () => {
       let url;
       try {
-        url = ak._loadersUrl ? resolveUrl(ak._loadersUrl) : new URL('./dist/attnkit-loaders.wasm', import.meta.url);
+        url = ak._loadersUrl ? resolveUrl(ak._loadersUrl) : packageAsset(new URL('./dist/attnkit-loaders.wasm', import.meta.url));
       } catch (e) {
         throw new AttnkitError(`load: wasmUrl['wasm-loaders'] is not a valid URL (${e.message})`, {
           code: 'ERR_INVALID_ARGUMENT', argument: 'wasmUrl',
@@ -28,10 +29,10 @@ export function loaders(ak) {
       try {
         bytes = await readBytes(url);
       } catch (e) {
-        throw new AttnkitError(`could not read the loaders module from ${url.href}: ${e.message}`, { code: 'ERR_LOAD' });
+        throw new AttnkitError(`could not read the loaders module from ${url.href}: ${e.message}${ak._loadersUrl ? '' : WASM_MISSING_HINT}`, { code: 'ERR_LOAD' });
       }
-      const { default: factory } = await import('./dist/attnkit-loaders.mjs');
-      return new WasmHeap(await factory({ wasmBinary: bytes, print: () => {}, printErr: () => {} }));
+      notWasm(bytes, `the loaders module ${url.href}`);
+      return new WasmHeap(await createLoadersModule({ wasmBinary: bytes, print: () => {}, printErr: () => {} }));
     })();
     pending.set(key, promise);
     promise.catch(() => pending.delete(key));

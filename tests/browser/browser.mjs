@@ -12,6 +12,16 @@ export const ARTIFACTS = path.join(ROOT, 'test-results');
  */
 export async function openPage({ viewport = { width: 1100, height: 900 }, ...serverOptions } = {}) {
   const { server, url } = await startServer(serverOptions);
+  const opened = await openUrl(url, { viewport });
+  const close = async () => {
+    await opened.close();
+    server.close();
+  };
+  return { ...opened, close, url };
+}
+
+/** Opens `url` (served by someone else, a bundler's dev server say) in headless Chromium. */
+export async function openUrl(url, { viewport = { width: 1100, height: 900 } } = {}) {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -23,11 +33,7 @@ export async function openPage({ viewport = { width: 1100, height: 900 }, ...ser
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('requestfailed', (r) => problems.push(`requestfailed: ${r.url()} ${r.failure()?.errorText}`));
   await page.goto(url);
-  const close = async () => {
-    await browser.close();
-    server.close();
-  };
-  return { page, problems, close, url };
+  return { page, problems, close: () => browser.close(), url };
 }
 
 /** The tutorial page, once its first draw has finished. */

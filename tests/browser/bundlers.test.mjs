@@ -1,0 +1,237 @@
+// The package as users get it, in the bundlers they use. `npm pack` makes the tarball once; each
+// bundler gets a fresh app (tests/bundlers/app: a page and a module worker that load attnkit and
+// tokenize, so both the kernels' .wasm and the loaders' .wasm must be found) with the tarball's
+// contents as node_modules/attnkit, as `npm install attnkit-*.tgz` leaves them. Each setup is
+// built with no attnkit-specific configuration (Rollup and esbuild excepted: they do not handle
+// `new URL(..., import.meta.url)` assets on their own, and the README shows their one setting),
+// run in headless Chromium, and must print no warning that names attnkit.
+//
+// The bundlers other than Vite 7 (the repository's own dev dependency) come from the projects in
+// tests/bundlers/<name>/, installed from their lockfiles by scripts/setup-bundlers.sh.
+import test, { before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ROOT } from '../node/helpers.mjs';
+import { openPage, openUrl } from './browser.mjs';
+
+const PROJECTS = path.join(ROOT, 'tests/bundlers');
+const EXPECTED = `wasm-simd128 ${Math.sin(1).toFixed(4)} 2 4 5 3`;
+let work, packageDir;
+
+before(() => {
+  work = fs.mkdtempSync(path.join(os.tmpdir(), 'attnkit-bundlers-'));
+  execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', work], { cwd: ROOT });
+  const tarball = fs.readdirSync(work).find((f) => f.endsWith('.tgz'));
+  execFileSync('tar', ['-xzf', path.join(work, tarball), '-C', work]);
+  packageDir = path.join(work, 'package');
+});
+
+after(() => {
+  fs.rmSync(work, { recursive: true, force: true });
+  for (const p of fs.readdirSync(PROJECTS)) fs.rmSync(path.join(PROJECTS, p, '.work'), { recursive: true, force: true });
+});
+
+/**
+ * A fresh app: the shared app's files, the project's own files and the unpacked tarball as
+ * node_modules/attnkit. It sits in tests/bundlers/<project>/.work/ so that the project's installed
+ * packages resolve from the folder above (Turbopack compiles nothing outside its project root, which
+ * it finds by the lockfile), or in a temporary folder for the repository's own Vite 7 and esbuild.
+ */
+function makeApp(name, project) {
+  const app = project ? path.join(PROJECTS, project, '.work', name) : path.join(work, name);
+  fs.rmSync(app, { recursive: true, force: true });
+  fs.cpSync(path.join(PROJECTS, 'app'), app, { recursive: true });
+  if (project) {
+    const dir = path.join(PROJECTS, project);
+    for (const f of fs.readdirSync(dir)) {
+      if (!['node_modules', '.work', 'package-lock.json'].includes(f)) fs.cpSync(path.join(dir, f), path.join(app, f), { recursive: true });
+    }
+  }
+  fs.cpSync(packageDir, path.join(app, 'node_modules', 'attnkit'), { recursive: true });
+  return app;
+}
+
+/** A bundler's own module, from its project's node_modules. */
+function importFrom(project, specifier) {
+  const file = path.join(PROJECTS, project, 'node_modules', specifier);
+  const pkg = JSON.parse(fs.readFileSync(path.join(file, 'package.json'), 'utf8'));
+  // The "import" (else "default") condition of its "." export, else "module" / "main".
+  const pick = (e) => (typeof e === 'string' ? e : e && pick(e.import ?? e.default));
+  const entry = pick(pkg.exports?.['.'] ?? (typeof pkg.exports === 'string' ? pkg.exports : undefined)) ??
+    pkg.module ?? pkg.main ?? 'index.js';
+  return import(pathToFileURL(path.join(file, entry)).href);
+}
+
+/** Opens `url` (or serves `root`) and waits for the page's and the worker's results. */
+async function expectRuns({ url, root }) {
+  const opened = url ? await openUrl(url) : await openPage({ root, served: ['.'], home: '/' });
+  try {
+    const { page, problems } = opened;
+    await page.waitForFunction(() => ['out', 'worker'].every((id) => document.getElementById(id).textContent !== 'loading'),
+      null, { timeout: 60_000 });
+    assert.equal(await page.textContent('#out'), EXPECTED, 'the page');
+    assert.equal(await page.textContent('#worker'), EXPECTED, 'the module worker');
+    assert.deepEqual(problems, []);
+  } finally {
+    await opened.close();
+  }
+}
+
+/** A bundler's warnings that concern attnkit (its own notes about the app or itself are not ours). */
+function oursIn(messages) {
+  return messages.map(String).filter((m) => /attnkit/i.test(m));
+}
+
+/** A Vite logger that keeps warnings and errors. */
+function viteLogger(vite, warnings) {
+  const logger = vite.createLogger('warn', { allowClearScreen: false });
+  return { ...logger, warn: (m) => warnings.push(m), warnOnce: (m) => warnings.push(m), error: (m) => warnings.push(m), info() {} };
+}
+
+async function viteCases(label, vite, project) {
+  await test(`${label}: dev server (dependency pre-bundling), page and module worker`, async () => {
+    const app = makeApp(`${label}-dev`, project);
+    const warnings = [];
+    const server = await vite.createServer({ root: app, configFile: false, customLogger: viteLogger(vite, warnings),
+      server: { port: 0, host: '127.0.0.1' } });
+    await server.listen();
+    try {
+      const { port } = server.httpServer.address();
+      await expectRuns({ url: `http://127.0.0.1:${port}/` });
+      assert.deepEqual(oursIn(warnings), []);
+    } finally {
+      await server.close();
+    }
+  });
+
+  await test(`${label}: build emits the three .wasm files; preview runs page and worker`, async () => {
+    const app = makeApp(`${label}-build`, project);
+    const warnings = [];
+    const outDir = path.join(app, 'dist');
+    await vite.build({ root: app, configFile: false, customLogger: viteLogger(vite, warnings), build: { outDir } });
+    assert.deepEqual(oursIn(warnings), []);
+    const assets = fs.readdirSync(path.join(outDir, 'assets'));
+    for (const build of ['simd', 'scalar', 'loaders']) {
+      assert.ok(assets.some((f) => new RegExp(`^attnkit-${build}-.*\\.wasm$`).test(f)), `no ${build} wasm in ${assets}`);
+    }
+    const server = await vite.preview({ root: app, configFile: false, logLevel: 'silent', build: { outDir },
+      preview: { port: 0, host: '127.0.0.1' } });
+    try {
+      const { port } = server.httpServer.address();
+      await expectRuns({ url: `http://127.0.0.1:${port}/` });
+    } finally {
+      await server.close();
+    }
+  });
+}
+
+test('Vite 7', async () => {
+  await viteCases('vite7', await import('vite'), null);
+});
+
+test('Vite 8', async () => {
+  await viteCases('vite8', await importFrom('vite8', 'vite'), 'vite8');
+});
+
+test('webpack 5: a production build runs page and module worker', async () => {
+  const { default: webpack } = await importFrom('webpack', 'webpack');
+  const app = makeApp('webpack', 'webpack');
+  const dist = path.join(app, 'dist');
+  const stats = await new Promise((resolve, reject) => webpack({
+    mode: 'production', context: app, entry: './main.js', output: { path: dist }, devtool: false,
+  }, (e, s) => (e ? reject(e) : resolve(s))));
+  const { errors, warnings } = stats.toJson({ all: false, errors: true, warnings: true });
+  assert.deepEqual(errors.map((e) => e.message), []);
+  assert.deepEqual(oursIn(warnings.map((w) => w.message)), []);
+  assert.equal(fs.readdirSync(dist).filter((f) => f.endsWith('.wasm')).length, 3, `three .wasm in ${fs.readdirSync(dist)}`);
+  // What html-webpack-plugin writes: the page with a classic script.
+  fs.writeFileSync(path.join(dist, 'index.html'), fs.readFileSync(path.join(app, 'index.html'), 'utf8')
+    .replace('<script type="module" src="./main.js"></script>', '<script defer src="main.js"></script>'));
+  await expectRuns({ root: dist });
+});
+
+test('Rollup 4 (with an import.meta assets plugin): page and module worker', async () => {
+  const { rollup } = await importFrom('rollup', 'rollup');
+  const app = makeApp('rollup', 'rollup');
+  const { default: config } = await import(pathToFileURL(path.join(app, 'rollup.config.mjs')).href);
+  const warnings = [];
+  const cwd = process.cwd();
+  process.chdir(app);
+  try {
+    const bundle = await rollup({ ...config, onwarn: (w) => warnings.push(`${w.message} ${w.id ?? ''}`) });
+    await bundle.write(config.output);
+    await bundle.close();
+  } finally {
+    process.chdir(cwd);
+  }
+  assert.deepEqual(oursIn(warnings), []);
+  const dist = path.join(app, 'dist');
+  fs.copyFileSync(path.join(app, 'index.html'), path.join(dist, 'index.html'));
+  await expectRuns({ root: dist });
+});
+
+test('esbuild (copying the .wasm files next to the bundle): page and module worker', async () => {
+  const esbuild = await import('esbuild');
+  const app = makeApp('esbuild', null);
+  const dist = path.join(app, 'dist');
+  const result = await esbuild.build({
+    entryPoints: [path.join(app, 'main.js'), path.join(app, 'worker.js')], bundle: true, format: 'esm',
+    outdir: dist, logLevel: 'silent',
+  });
+  assert.deepEqual(oursIn(result.warnings.map((w) => w.text)), []);
+  // The README's one step for esbuild: it does not copy `new URL(..., import.meta.url)` assets.
+  const wasmDir = path.join(app, 'node_modules/attnkit/web/dist');
+  for (const f of fs.readdirSync(wasmDir).filter((f) => f.endsWith('.wasm'))) fs.copyFileSync(path.join(wasmDir, f), path.join(dist, f));
+  fs.copyFileSync(path.join(app, 'index.html'), path.join(dist, 'index.html'));
+  await expectRuns({ root: dist });
+});
+
+test('esbuild without the copy: load() says which file is missing and what to do', async () => {
+  const esbuild = await import('esbuild');
+  const app = makeApp('esbuild-nocopy', null);
+  const dist = path.join(app, 'dist');
+  await esbuild.build({ entryPoints: [path.join(app, 'main.js'), path.join(app, 'worker.js')], bundle: true, format: 'esm',
+    outdir: dist, logLevel: 'silent' });
+  fs.copyFileSync(path.join(app, 'index.html'), path.join(dist, 'index.html'));
+  const opened = await openPage({ root: dist, served: ['.'], home: '/' });
+  try {
+    await opened.page.waitForFunction(() => document.getElementById('out').textContent !== 'loading');
+    const text = await opened.page.textContent('#out');
+    assert.match(text, /attnkit-simd\.wasm.*HTTP 404.*copy attnkit's \.wasm files/, text);
+  } finally {
+    await opened.close();
+  }
+});
+
+test('Parcel 2: a production build runs page and module worker', async () => {
+  const { Parcel } = await importFrom('parcel', '@parcel/core');
+  const app = makeApp('parcel', 'parcel');
+  const dist = path.join(app, 'dist');
+  const parcel = new Parcel({
+    entries: path.join(app, 'index.html'), defaultConfig: '@parcel/config-default', mode: 'production',
+    shouldDisableCache: true, cacheDir: path.join(app, '.parcel-cache'), logLevel: 'warn', shouldPatchConsole: false,
+    defaultTargetOptions: { distDir: dist, publicUrl: './' },
+  });
+  const { bundleGraph } = await parcel.run();
+  assert.ok(bundleGraph.getBundles().length > 0);
+  assert.equal(fs.readdirSync(dist).filter((f) => f.endsWith('.wasm')).length, 3, `three .wasm in ${fs.readdirSync(dist)}`);
+  await expectRuns({ root: dist });
+});
+
+test('Next.js (app router, a client component, static export): page and module worker', async () => {
+  const app = makeApp('next', 'next');
+  const next = path.join(PROJECTS, 'next/node_modules/next/dist/bin/next');
+  const log = await new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [next, 'build'], { cwd: app, env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`next build exited ${code}:\n${out}`))));
+  });
+  assert.deepEqual(oursIn(log.split('\n').filter((l) => /warn|⚠/i.test(l))), []);
+  await expectRuns({ root: path.join(app, 'out') });
+});
