@@ -32,7 +32,9 @@ before(() => {
 
 after(() => {
   fs.rmSync(work, { recursive: true, force: true });
-  for (const p of fs.readdirSync(PROJECTS)) fs.rmSync(path.join(PROJECTS, p, '.work'), { recursive: true, force: true });
+  for (const p of fs.readdirSync(PROJECTS)) {
+    for (const left of ['.work', '.parcel-cache']) fs.rmSync(path.join(PROJECTS, p, left), { recursive: true, force: true });
+  }
 });
 
 /**
@@ -146,7 +148,13 @@ test('webpack 5: a production build runs page and module worker', async () => {
   }, (e, s) => (e ? reject(e) : resolve(s))));
   const { errors, warnings } = stats.toJson({ all: false, errors: true, warnings: true });
   assert.deepEqual(errors.map((e) => e.message), []);
-  assert.deepEqual(oursIn(warnings.map((w) => w.message)), []);
+  // webpack's one performance hint: the loaders' .wasm (~430 KiB, fetched only to read tokenizers and
+  // safetensors) is above its 244 KiB advice; the README says so. Any other warning fails.
+  const sizes = warnings.filter((w) => /^asset size limit/.test(w.message));
+  assert.ok(sizes.every((w) => /Assets: \n\s+\w+\.wasm \(4\d\d KiB\)$/.test(w.message)), sizes.map((w) => w.message).join('\n'));
+  assert.deepEqual(oursIn(warnings.filter((w) => !sizes.includes(w)).map((w) => `${w.moduleName ?? ''} ${w.message}`)), []);
+  assert.deepEqual(warnings.filter((w) => !sizes.includes(w) && !/^entrypoint size limit|^webpack performance/.test(w.message))
+    .map((w) => w.message), []);
   assert.equal(fs.readdirSync(dist).filter((f) => f.endsWith('.wasm')).length, 3, `three .wasm in ${fs.readdirSync(dist)}`);
   // What html-webpack-plugin writes: the page with a classic script.
   fs.writeFileSync(path.join(dist, 'index.html'), fs.readFileSync(path.join(app, 'index.html'), 'utf8')
@@ -207,31 +215,88 @@ test('esbuild without the copy: load() says which file is missing and what to do
   }
 });
 
-test('Parcel 2: a production build runs page and module worker', async () => {
-  const { Parcel } = await importFrom('parcel', '@parcel/core');
-  const app = makeApp('parcel', 'parcel');
-  const dist = path.join(app, 'dist');
-  const parcel = new Parcel({
-    entries: path.join(app, 'index.html'), defaultConfig: '@parcel/config-default', mode: 'production',
-    shouldDisableCache: true, cacheDir: path.join(app, '.parcel-cache'), logLevel: 'warn', shouldPatchConsole: false,
-    defaultTargetOptions: { distDir: dist, publicUrl: './' },
+/** Runs a bundler's command line to its end; resolves with everything it printed. */
+function run(cli, args, cwd) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', NO_COLOR: '1' } });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${path.basename(cli)} ${args[0]} exited ${code}:\n${out}`))));
   });
-  const { bundleGraph } = await parcel.run();
-  assert.ok(bundleGraph.getBundles().length > 0);
+}
+
+/** Starts a bundler's dev server; resolves once it prints `ready`, with its output so far and a stop function. */
+function serve(cli, args, cwd, ready) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', NO_COLOR: '1' } });
+    const log = { text: '' };
+    const stop = () => new Promise((done) => { child.once('close', done); child.kill('SIGTERM'); });
+    const onData = (d) => {
+      log.text += d;
+      if (ready.test(log.text)) resolve({ log, stop });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('close', (code) => reject(new Error(`${path.basename(cli)} ${args[0]} exited ${code} before it was ready:\n${log.text}`)));
+  });
+}
+
+/** A free TCP port on the loopback interface. */
+async function freePort() {
+  const net = await import('node:net');
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The lines of a bundler's output that warn or fail. */
+const warningLines = (text) => text.split('\n').filter((l) => /warn|error|⚠|✖/i.test(l));
+
+const PARCEL = path.join(PROJECTS, 'parcel/node_modules/parcel/lib/bin.js');
+
+test('Parcel 2: a production build runs page and module worker', async () => {
+  const app = makeApp('parcel', 'parcel');
+  const log = await run(PARCEL, ['build', 'index.html', '--dist-dir', 'dist', '--public-url', './', '--no-cache'], app);
+  assert.deepEqual(oursIn(warningLines(log)), [], log);
+  const dist = path.join(app, 'dist');
   assert.equal(fs.readdirSync(dist).filter((f) => f.endsWith('.wasm')).length, 3, `three .wasm in ${fs.readdirSync(dist)}`);
   await expectRuns({ root: dist });
 });
 
+test('Parcel 2: the dev server runs page and module worker', async () => {
+  const app = makeApp('parcel-dev', 'parcel');
+  const port = await freePort();
+  const { log, stop } = await serve(PARCEL, ['serve', 'index.html', '--port', String(port), '--host', '127.0.0.1', '--no-cache', '--no-hmr'], app,
+    /Server running at/);
+  try {
+    await expectRuns({ url: `http://127.0.0.1:${port}/` });
+    assert.deepEqual(oursIn(warningLines(log.text)), [], log.text);
+  } finally {
+    await stop();
+  }
+});
+
+const NEXT = path.join(PROJECTS, 'next/node_modules/next/dist/bin/next');
+
 test('Next.js (app router, a client component, static export): page and module worker', async () => {
   const app = makeApp('next', 'next');
-  const next = path.join(PROJECTS, 'next/node_modules/next/dist/bin/next');
-  const log = await new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [next, 'build'], { cwd: app, env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
-    let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { out += d; });
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`next build exited ${code}:\n${out}`))));
-  });
-  assert.deepEqual(oursIn(log.split('\n').filter((l) => /warn|⚠/i.test(l))), []);
+  const log = await run(NEXT, ['build'], app);
+  assert.deepEqual(oursIn(warningLines(log)), [], log);
   await expectRuns({ root: path.join(app, 'out') });
+});
+
+test('Next.js: the dev server runs page and module worker', async () => {
+  const app = makeApp('next-dev', 'next');
+  const port = await freePort();
+  const { log, stop } = await serve(NEXT, ['dev', '--port', String(port), '--hostname', '127.0.0.1'], app, /Ready in/);
+  try {
+    await expectRuns({ url: `http://127.0.0.1:${port}/` });
+    assert.deepEqual(oursIn(warningLines(log.text)), [], log.text);
+  } finally {
+    await stop();
+  }
 });
