@@ -1,4 +1,16 @@
-// Type declarations for attnkit (web/attnkit.js).
+// Type declarations for attnkit (web/attnkit.js). They need only lib es2022: the web types the API
+// takes (URL, Response, File, FileList, Blob) come from the DOM lib or @types/node when the user has
+// them, and are absent (never) otherwise.
+
+/** A global class's instance type when the user's libs declare it (DOM, WebWorker, @types/node). */
+type GlobalInstance<K extends string> = typeof globalThis extends { [P in K]: { prototype: infer I } } ? I : never;
+/** The WHATWG URL (browsers, Node). */
+type URL = GlobalInstance<'URL'>;
+/** A fetch Response. */
+type Response = GlobalInstance<'Response'>;
+type File = GlobalInstance<'File'>;
+type FileList = GlobalInstance<'FileList'>;
+type Blob = GlobalInstance<'Blob'>;
 
 export type Backend = 'wasm-simd128' | 'wasm-scalar';
 
@@ -34,11 +46,16 @@ export class Tensor<T extends TensorData = Float32Array> {
   readonly size: number;
 }
 
+/** A boolean mask tensor: type 'bool', one byte per element (1 = may attend). */
+export interface BoolTensor extends Tensor<Uint8Array> {
+  readonly type: 'bool';
+}
+
 export interface LoadOptions {
   /** 'auto' (default) probes with WebAssembly.validate; true/false force a build. */
   simd?: 'auto' | boolean;
   /** Where the .wasm is (default: web/dist next to this module). One URL, or one per backend. */
-  wasmUrl?: string | URL | Partial<Record<Backend, string | URL>>;
+  wasmUrl?: string | URL | Partial<Record<Backend | 'wasm-loaders', string | URL>>;
   /** The .wasm bytes themselves; skips fetching. */
   wasmBinary?: ArrayBuffer | Uint8Array;
 }
@@ -141,6 +158,8 @@ export interface EmbeddingsForwardOptions {
 
 /** The input embedding stage; weights live in wasm memory until dispose(). */
 export class Embeddings {
+  /** The bound form is `new ak.Embeddings(options)`. */
+  constructor(ak: Attnkit, options: EmbeddingsOptions);
   readonly config: Required<Omit<EmbeddingsOptions, 'sinusoidal' | 'paddingIdx'>> & { paddingIdx?: number };
   /** Copies the given weights in; all sizes are checked before any is written. */
   setWeights(weights: EmbeddingsWeights): this;
@@ -260,11 +279,15 @@ export interface MultiHeadAttentionForwardOptions {
 }
 
 export class MultiHeadAttention {
+  /** The bound form is `new ak.MultiHeadAttention(options)`. */
+  constructor(ak: Attnkit, options: MultiHeadAttentionOptions);
   readonly config: Required<Omit<MultiHeadAttentionOptions, 'rotary' | 'scale'>>;
   setWeights(weights: MultiHeadAttentionWeights): this;
   /** query [batch, L, dim] or [L, dim] → the same shape. */
   forward(query: Floats, options?: MultiHeadAttentionForwardOptions & { returnWeights?: false }): Tensor<Float32Array>;
   forward(query: Floats, options: MultiHeadAttentionForwardOptions & { returnWeights: true }): { output: Tensor<Float32Array>; weights: Tensor<Float32Array> };
+  /** returnWeights known only at run time: either shape ('output' in result tells). */
+  forward(query: Floats, options?: MultiHeadAttentionForwardOptions): Tensor<Float32Array> | { output: Tensor<Float32Array>; weights: Tensor<Float32Array> };
   /** Keys held by the KV cache per sequence. */
   readonly cacheLength: number;
   resetCache(): this;
@@ -289,6 +312,8 @@ export interface EncoderLayerOptions extends MultiHeadAttentionOptions {
 }
 
 export class EncoderLayer {
+  /** The bound form is `new ak.EncoderLayer(options)`. */
+  constructor(ak: Attnkit, options: EncoderLayerOptions);
   readonly config: Record<string, unknown>;
   /**
    * torch.nn.TransformerEncoderLayer's state dict names (self_attn.in_proj_weight, linear1.weight,
@@ -297,6 +322,7 @@ export class EncoderLayer {
   setWeights(weights: { [name: string]: Floats | undefined }): this;
   forward(x: Floats, options?: Omit<MultiHeadAttentionForwardOptions, 'key' | 'value' | 'useCache'> & { returnWeights?: false }): Tensor<Float32Array>;
   forward(x: Floats, options: Omit<MultiHeadAttentionForwardOptions, 'key' | 'value' | 'useCache'> & { returnWeights: true }): { output: Tensor<Float32Array>; weights: Tensor<Float32Array> };
+  forward(x: Floats, options?: Omit<MultiHeadAttentionForwardOptions, 'key' | 'value' | 'useCache'>): Tensor<Float32Array> | { output: Tensor<Float32Array>; weights: Tensor<Float32Array> };
   dispose(): void;
 }
 
@@ -315,11 +341,14 @@ export interface DecoderLayerForwardOptions extends Omit<MultiHeadAttentionForwa
 }
 
 export class DecoderLayer {
+  /** The bound form is `new ak.DecoderLayer(options)`. */
+  constructor(ak: Attnkit, options: DecoderLayerOptions);
   readonly config: Record<string, unknown>;
   /** torch.nn.TransformerDecoderLayer names (self_attn.*, multihead_attn.*, norm1..3, linear1/2), or cross.* for the cross-attention. */
   setWeights(weights: { [name: string]: Floats | undefined }): this;
   forward(x: Floats, options: DecoderLayerForwardOptions & { returnWeights?: false }): Tensor<Float32Array>;
   forward(x: Floats, options: DecoderLayerForwardOptions & { returnWeights: true }): { output: Tensor<Float32Array>; selfWeights: Tensor<Float32Array>; crossWeights: Tensor<Float32Array> };
+  forward(x: Floats, options: DecoderLayerForwardOptions): Tensor<Float32Array> | { output: Tensor<Float32Array>; selfWeights: Tensor<Float32Array>; crossWeights: Tensor<Float32Array> };
   readonly cacheLength: number;
   resetCache(): this;
   dispose(): void;
@@ -349,14 +378,29 @@ export interface ModelOutput {
   attentions?: Tensor<Float32Array>[];
 }
 
+export interface ModelForwardOptions {
+  attentionMask?: Ids;
+  tokenTypeIds?: Ids;
+  positionIds?: Ids;
+  outputAttentions?: boolean;
+  outputHiddenStates?: boolean;
+}
+
 export class Model {
+  /** The bound form is `new ak.Model(spec)`. */
+  constructor(ak: Attnkit, spec: ModelSpec);
   readonly spec: ModelSpec;
   /** Tensors of the last setWeights that no module takes (lm_head, pooler, ...). */
   readonly unusedWeights: string[];
   /** A Hugging Face state dict (names as in the checkpoint, heads' prefixes such as "bert." accepted). */
   setWeights(weights: { [name: string]: Floats } | Safetensors): this;
-  /** inputIds [batch, L] or [L]; attentionMask 1 = token, 0 = padding. */
-  forward(inputIds: Ids, options?: { attentionMask?: Ids; tokenTypeIds?: Ids; positionIds?: Ids; outputAttentions?: boolean; outputHiddenStates?: boolean }): ModelOutput;
+  /**
+   * inputIds [batch, L] or [L]; attentionMask 1 = token, 0 = padding. The outputs asked for with a
+   * literal `true` are present in the result's type.
+   */
+  forward<O extends ModelForwardOptions = {}>(inputIds: Ids, options?: O): ModelOutput
+    & (O extends { outputHiddenStates: true } ? { hiddenStates: Tensor<Float32Array>[] } : {})
+    & (O extends { outputAttentions: true } ? { attentions: Tensor<Float32Array>[] } : {});
   dispose(): void;
 }
 
@@ -382,6 +426,15 @@ export interface EncodeOptions<T> {
 }
 
 export class Tokenizer {
+  /** Tokenizers come from files: `ak.Tokenizer.fromPretrained(...)` and the other factories. */
+  private constructor();
+  /** The factories with the module first; `ak.Tokenizer.fromJSON(json)` is the bound form of each. */
+  static fromJSON(ak: Attnkit, tokenizerJson: TextSource): Promise<Tokenizer>;
+  static fromSentencePiece(ak: Attnkit, tokenizerModel: ArrayBuffer | ArrayBufferView | Response,
+    options?: { addBosToken?: boolean; addEosToken?: boolean }): Promise<Tokenizer>;
+  static fromVocab(ak: Attnkit, vocabTxt: TextSource, options?: { lowercase?: boolean }): Promise<Tokenizer>;
+  static fromGpt2(ak: Attnkit, encoderJson: TextSource, vocabBpe: TextSource): Promise<Tokenizer>;
+  static fromPretrained(ak: Attnkit, source: PretrainedSource): Promise<Tokenizer>;
   /** The model: WordPiece, BPE (byte-level, or SentencePiece's with byte fallback) or Unigram. */
   readonly model: 'wordpiece' | 'bpe' | 'unigram';
   /** Token strings by id. */
@@ -428,7 +481,7 @@ export interface Safetensors {
 }
 
 /** Converts to/from the masked_fill convention (true = hide); its own inverse. */
-export function invertMask(mask: Mask): Tensor<Uint8Array>;
+export function invertMask(mask: Mask): BoolTensor;
 /** Boolean mask → additive float32 (1 → 0, 0 → -Infinity). */
 export function toAdditiveMask(mask: Mask): Tensor<Float32Array>;
 
@@ -444,7 +497,7 @@ export class Attnkit {
   /** One-hot rows: ids [...] → float32 [..., depth]. */
   oneHot(ids: Ids, depth: number, options?: { out?: Float32Array }): Tensor<Float32Array>;
   /** Embedding lookup: ids [...] into table [vocab, dim] → [..., dim]. */
-  embedding(ids: Ids, table: Tensor<Float32Array> | { data: Float32Array; dims: [number, number] }, options?: EmbeddingOptions): Tensor<Float32Array>;
+  embedding(ids: Ids, table: Floats, options?: EmbeddingOptions): Tensor<Float32Array>;
   /** LayerNorm over the last dim (biased variance, stable for large offsets). */
   layerNorm(x: Floats, options?: { gamma?: Floats; beta?: Floats; eps?: number; out?: Float32Array }): Tensor<Float32Array>;
   /** RMSNorm over the last dim: x / sqrt(mean(x^2) + eps) * weight. */
@@ -452,14 +505,14 @@ export class Attnkit {
   /** Position ids, int32 [batch, length]. */
   positionIds(batch: number, length: number, options?: PositionIdsOptions): Tensor<Int32Array>;
   /** ids != padId → boolean mask [batch, 1, 1, length]. */
-  paddingMask(ids: Ids, padId: number): Tensor<Uint8Array>;
+  paddingMask(ids: Ids, padId: number): BoolTensor;
   /** Hugging Face attention_mask (1 = token) → boolean mask [batch, 1, 1, length]. */
-  paddingMaskFromAttentionMask(attentionMask: Ids): Tensor<Uint8Array>;
+  paddingMaskFromAttentionMask(attentionMask: Ids): BoolTensor;
   /** Bottom-right aligned causal mask [queryLength, keyLength]. */
-  causalMask(queryLength: number, keyLength?: number): Tensor<Uint8Array>;
+  causalMask(queryLength: number, keyLength?: number): BoolTensor;
   /** AND of two boolean masks (sum of additive forms if either is float32), broadcast to 4-D. */
-  combineMasks(a: Mask, b: Mask): Tensor<Uint8Array> | Tensor<Float32Array>;
-  invertMask(mask: Mask): Tensor<Uint8Array>;
+  combineMasks(a: Mask, b: Mask): BoolTensor | Tensor<Float32Array>;
+  invertMask(mask: Mask): BoolTensor;
   toAdditiveMask(mask: Mask): Tensor<Float32Array>;
   /**
    * softmax(q·kᵀ·scale + alibi + mask)·v. q [B, H, Lq, d], k [B, Hkv, Lk, d], v [B, Hkv, Lk, dv]
@@ -467,6 +520,8 @@ export class Attnkit {
    */
   attention(q: Floats, k: Floats, v: Floats, options?: AttentionOptions & { returnWeights?: false }): Tensor<Float32Array>;
   attention(q: Floats, k: Floats, v: Floats, options: AttentionOptions & { returnWeights: true }): { output: Tensor<Float32Array>; weights: Tensor<Float32Array> };
+  /** returnWeights known only at run time: either shape ('output' in result tells). */
+  attention(q: Floats, k: Floats, v: Floats, options?: AttentionOptions): Tensor<Float32Array> | { output: Tensor<Float32Array>; weights: Tensor<Float32Array> };
   /** ALiBi slopes for numHeads heads (the paper's rule, also for non-powers of two). */
   alibiSlopes(numHeads: number): Tensor<Float32Array>;
   /** RoPE on x [batch, heads, length, headDim] (2 to 4 dims); positions [length] or [batch, length], else offset + arange. */

@@ -1,0 +1,81 @@
+// A typed user of attnkit: each line is a use the declarations must accept, each @ts-expect-error a
+// misuse they must refuse. Checked by `tsc --strict` (tests/node/types.test.mjs) with lib es2022
+// only: no DOM lib, no @types/node.
+import {
+  AttnkitError, Embeddings, Model, MultiHeadAttention, Tensor, Tokenizer, invertMask, load, simdSupported,
+  toAdditiveMask,
+} from 'attnkit';
+import type { Attnkit, BoolTensor, ErrorCode, ModelOutput, TensorType } from 'attnkit';
+
+const ak: Attnkit = await load({ simd: 'auto' });
+const backend: 'wasm-simd128' | 'wasm-scalar' = ak.backend;
+const simd: boolean = simdSupported();
+await load({ wasmUrl: { 'wasm-simd128': '/a.wasm', 'wasm-loaders': '/b.wasm' } });
+// @ts-expect-error unknown option
+await load({ simdd: true });
+
+// Masks are bool tensors at run time, and in the types.
+const causal: BoolTensor = ak.causalMask(3, 5);
+const boolType: 'bool' = causal.type;
+const maskBytes: Uint8Array = causal.data;
+const inverted: BoolTensor = invertMask(causal);
+const additive: Tensor<Float32Array> = toAdditiveMask(causal);
+const padded: BoolTensor = ak.paddingMask([[5, 6, 0]], 0);
+const t: TensorType = additive.type;
+
+// returnWeights as a boolean variable: the result is either shape, to be narrowed.
+const q = new Tensor('float32', new Float32Array(2 * 3 * 4), [1, 2, 3, 4]);
+const plain: Tensor<Float32Array> = ak.attention(q, q, q, { causal: true });
+const both: { output: Tensor<Float32Array>; weights: Tensor<Float32Array> } = ak.attention(q, q, q, { returnWeights: true });
+const wanted: boolean = Math.random() < 2;
+const either = ak.attention(q, q, q, { mask: padded, returnWeights: wanted });
+const eitherOutput: Tensor<Float32Array> = 'output' in either ? either.output : either;
+// @ts-expect-error the weights are not there without returnWeights: true
+ak.attention(q, q, q).weights;
+
+// Outputs asked for are present in the result's type.
+declare const model: Model;
+const out = model.forward([[1, 2, 3]], { outputHiddenStates: true, outputAttentions: true });
+const layers: Tensor<Float32Array>[] = out.hiddenStates;
+const heads: Tensor<Float32Array>[] = out.attentions;
+const bare: ModelOutput = model.forward([1, 2, 3]);
+// @ts-expect-error not asked for: possibly undefined
+const notAsked: Tensor<Float32Array>[] = bare.hiddenStates;
+
+// The embedding table as the README writes it: dims as a plain array.
+const table = { data: new Float32Array(10 * 4), dims: [10, 4] };
+const rows: Tensor<Float32Array> = ak.embedding([1, 2], table, { scale: true });
+
+// The exported classes take the module first, as at run time; through ak they are bound.
+const emb1 = new Embeddings(ak, { vocabSize: 10, dim: 4 });
+const emb2 = new ak.Embeddings({ vocabSize: 10, dim: 4 });
+// @ts-expect-error the module is needed
+new Embeddings();
+// @ts-expect-error the module is needed
+new MultiHeadAttention({ dim: 8, numHeads: 2 });
+const tok1: Tokenizer = await Tokenizer.fromVocab(ak, '[PAD]\n[UNK]\nhello\n');
+const tok2: Tokenizer = await ak.Tokenizer.fromVocab('[PAD]\n[UNK]\nhello\n', { lowercase: true });
+// @ts-expect-error tokenizers come from files, not from a constructor
+new Tokenizer();
+const enc = tok2.encode(['a b', 'c'], { padding: true });
+const tokens: string[][] = enc.tokens;
+const one: string[] = tok2.encode('a b').tokens;
+
+// Errors.
+try {
+  ak.sinusoidalPositionalEncoding(4, 7);
+} catch (e) {
+  if (e instanceof AttnkitError) {
+    const code: ErrorCode = e.code;
+    const argument: string | undefined = e.argument;
+    const disposed: boolean = code === 'ERR_DISPOSED';
+  }
+}
+
+// Sources without the DOM lib: strings, objects of file contents, bytes.
+const m1: Model = await ak.Model.fromPretrained('./models/bert/', { onProgress: (loaded, total) => {} });
+const m2: Model = await ak.Model.fromPretrained({ 'config.json': '{}', 'model.safetensors': new Uint8Array(8) });
+const st = await ak.loadSafetensors(new Uint8Array(8));
+const anyTensor: Tensor<import('attnkit').TensorData> | undefined = st.tensors['x'];
+emb1.dispose(); emb2.dispose(); tok1.dispose(); m1.dispose(); m2.dispose();
+export { backend, simd, boolType, maskBytes, inverted, t, plain, both, eitherOutput, layers, heads, notAsked, rows, tokens, one, anyTensor };
