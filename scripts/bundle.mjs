@@ -13,11 +13,13 @@ import { transform } from 'esbuild';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = path.join(ROOT, 'web/dist');
-// The public classes keep their names through web/attnkit.js: esbuild's keepNames measured about
-// 1.1 ms more per cold start, and lineLimit (short lines for Node's uncaught-error printout) about
-// 0.7 ms, in 24 alternating pairs of fresh processes (noise about 0.3 ms); neither is used.
+// Lines of at most 300 characters: Node prints the source line of an uncaught error's throw site,
+// which was 33 KB of one minified line before (1.3 KB now). Measured in 25 alternating fresh
+// processes: +0.5 ms per cold start (noise ~0.3 ms); bundling the scalar and loaders glue too cost
+// +1.0 ms (11.3 -> 12.3 ms median, docs/performance.md). The public classes keep their names through
+// web/attnkit.js (esbuild's keepNames measured +1.1 ms and is not used).
 const minify = (code, sourcefile) => transform(code, {
-  minify: true, format: 'esm', target: 'es2020', sourcefile, sourcemap: true,
+  minify: true, lineLimit: 300, format: 'esm', target: 'es2020', sourcefile, sourcemap: true,
 });
 
 for (const name of ['attnkit-simd.mjs', 'attnkit-scalar.mjs', 'attnkit-loaders.mjs']) {

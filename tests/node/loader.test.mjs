@@ -78,6 +78,16 @@ test('the package entry point (web/dist/attnkit.mjs, one bundled file) exports w
   assert.throws(() => ak.sinusoidalPositionalEncoding(4, 3), (e) => e instanceof entry.AttnkitError && e.argument === 'dim');
 });
 
+test("an uncaught AttnkitError from the package prints a short report, not the bundle's minified line", async () => {
+  const { spawnSync } = await import('node:child_process');
+  const script = "const { load } = await import('attnkit'); (await load()).sinusoidalPositionalEncoding(4, 7);";
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /AttnkitError: sinusoidalPositionalEncoding: dim must be even/);
+  assert.ok(r.stderr.length < 4000, `${r.stderr.length} characters printed`);
+  assert.ok(r.stderr.split('\n').every((line) => line.length <= 400), 'a line over 400 characters');
+});
+
 test('an HTML page where the .wasm should be (a bundler that moved attnkit) is named, with the fix', async () => {
   const http = await import('node:http');
   const server = http.createServer((_, res) => {
