@@ -215,10 +215,19 @@ test('esbuild without the copy: load() says which file is missing and what to do
   }
 });
 
+/**
+ * A command line's environment: this one without NODE_ENV (Vite's build and dev server set it in
+ * this process; Next.js then mixes React's development and production builds).
+ */
+function cliEnv() {
+  const { NODE_ENV, ...env } = process.env;
+  return { ...env, NEXT_TELEMETRY_DISABLED: '1', NO_COLOR: '1' };
+}
+
 /** Runs a bundler's command line to its end; resolves with everything it printed. */
 function run(cli, args, cwd) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [cli, ...args], { cwd, env: cliEnv() });
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { out += d; });
@@ -229,7 +238,7 @@ function run(cli, args, cwd) {
 /** Starts a bundler's dev server; resolves once it prints `ready`, with its output so far and a stop function. */
 function serve(cli, args, cwd, ready) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [cli, ...args], { cwd, env: cliEnv() });
     const log = { text: '' };
     const stop = () => new Promise((done) => { child.once('close', done); child.kill('SIGTERM'); });
     const onData = (d) => {
