@@ -358,6 +358,18 @@ int embeddings_forward(uintptr_t slot, double handle, uintptr_t ids, double batc
   });
 }
 
+// The word table as an output embedding: x [rows, dim] -> logits [rows, vocab].
+int embeddings_logits(uintptr_t slot, double handle, uintptr_t x, double x_length, double rows) {
+  Embeddings* e = nullptr;
+  Status s = g_embeddings.find(handle, e);
+  if (s.ok()) s = e->check_logits(rows, x_length);
+  if (!s.ok()) return fail(std::move(s));
+  return with_result(slot, static_cast<std::size_t>(rows) * static_cast<std::size_t>(e->config().vocab_size), [&](float* y) {
+    e->logits(y, in<float>(x), static_cast<std::size_t>(rows));
+    return Status::success();
+  });
+}
+
 void embeddings_free(double handle) { g_embeddings.free(handle); }
 
 // ------------------------------------------------------------------------- linear, attention module
@@ -536,6 +548,7 @@ EMSCRIPTEN_BINDINGS(attnkit) {
   emscripten::function("_embeddingsCreate", &embeddings_create);
   emscripten::function("_embeddingsWeight", &embeddings_weight);
   emscripten::function("_embeddingsForward", &embeddings_forward);
+  emscripten::function("_embeddingsLogits", &embeddings_logits);
   emscripten::function("_embeddingsFree", &embeddings_free);
   emscripten::function("_linear", &linear_raw);
   emscripten::function("_mhaCreate", &mha_create);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "attnkit/embedding.hpp"
+#include "attnkit/linear.hpp"
 #include "attnkit/norm.hpp"
 
 namespace attnkit {
@@ -222,6 +223,20 @@ Status Embeddings::forward_reference(float* out, const Inputs& in) {
   Status s = prepare(in);
   if (s.ok()) run(out, in, true);
   return s;
+}
+
+Status Embeddings::check_logits(double rows, double x_length) const {
+  Status s = check_linear(rows, dim_, config_.vocab_size);
+  if (s.ok() && x_length != rows * dim_) {
+    s = Status::error(Code::shape_mismatch, "x",
+                      "x has " + std::to_string(static_cast<long long>(x_length)) +
+                          " elements, expected rows * dim = " + std::to_string(static_cast<long long>(rows * dim_)));
+  }
+  return s;
+}
+
+void Embeddings::logits(float* y, const float* x, std::size_t rows) const {
+  linear(y, x, rows, dim_, static_cast<int>(config_.vocab_size), word_.data(), WeightLayout::out_in, nullptr);
 }
 
 }  // namespace attnkit

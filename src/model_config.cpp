@@ -310,6 +310,15 @@ Status model_spec_from_config(const char* text, std::size_t length, std::string&
   else if (family == "gpt2") s = gpt2(r, spec);
   else if (family == "llama") s = llama(r, j, spec);
   else return bad("model_type", "model_type \"" + family + "\" is not supported (supported: bert, roberta, gpt2, llama)");
+  // The causal-LM head: the word table itself (tie_word_embeddings: GPT-2's default) or its own
+  // [vocab, dim] lm_head.weight (LLaMA's default). BERT and RoBERTa have none here yet.
+  if (s.ok() && (family == "gpt2" || family == "llama")) {
+    bool tie = false;
+    s = r.boolean("tie_word_embeddings", tie, family == "gpt2");
+    spec["lmHead"] = tie ? "tied" : "separate";
+  } else {
+    spec["lmHead"] = nullptr;
+  }
   if (!s.ok()) return s;
   r.report(spec);
   if (spec.contains("ropeScalingUnknown")) {

@@ -363,6 +363,8 @@ export interface ModelSpec {
   layer: EncoderLayerOptions & { headDim: number };
   layerScale?: 'inverseLayerIdx';
   finalNorm: null | { norm: 'layernorm' | 'rmsnorm'; eps: number };
+  /** The causal-LM head: the word table (tie_word_embeddings) or its own lm_head.weight; null for BERT and RoBERTa. */
+  lmHead: 'tied' | 'separate' | null;
   /** config.json settings without effect on a forward pass (dropouts, token ids, dtype, ...). */
   ignored: string[];
   /** config.json settings attnkit does not know: not applied. */
@@ -376,6 +378,8 @@ export interface ModelOutput {
   hiddenStates?: Tensor<Float32Array>[];
   /** With outputAttentions: per layer [batch, heads, L, L]. */
   attentions?: Tensor<Float32Array>[];
+  /** With outputLogits: [batch, L, vocab]; with lastTokenOnly: [batch, vocab] (the last position of each row). */
+  logits?: Tensor<Float32Array>;
 }
 
 export interface ModelForwardOptions {
@@ -384,6 +388,10 @@ export interface ModelForwardOptions {
   positionIds?: Ids;
   outputAttentions?: boolean;
   outputHiddenStates?: boolean;
+  /** The language-model head's logits for every position: `logits` [batch, L, vocab] (GPT-2, LLaMA). */
+  outputLogits?: boolean;
+  /** Only the last position's logits: `logits` [batch, vocab] (what generation needs; the full [batch, L, vocab] is never made). */
+  lastTokenOnly?: boolean;
 }
 
 export class Model {
@@ -400,7 +408,8 @@ export class Model {
    */
   forward<O extends ModelForwardOptions = {}>(inputIds: Ids, options?: O): ModelOutput
     & (O extends { outputHiddenStates: true } ? { hiddenStates: Tensor<Float32Array>[] } : {})
-    & (O extends { outputAttentions: true } ? { attentions: Tensor<Float32Array>[] } : {});
+    & (O extends { outputAttentions: true } ? { attentions: Tensor<Float32Array>[] } : {})
+    & (O extends { outputLogits: true } | { lastTokenOnly: true } ? { logits: Tensor<Float32Array> } : {});
   dispose(): void;
 }
 

@@ -79,4 +79,14 @@ export class Embeddings extends HandleModule {
         positions?.length ?? 0, pm, mask?.length ?? 0, past], out));
     return new Tensor('float32', data, [batch, length, this.config.dim]);
   }
+
+  /**
+   * The word table as an output embedding (a language model's head): x float32 [rows, dim] ->
+   * logits [rows, vocabSize], x @ word.T (the word scale is not applied). Used by Model.
+   */
+  _logits(fn, x, rows) {
+    this._live(fn);
+    const data = this._ak._withInputs([x], ([px]) => this._ak._call(fn, '_embeddingsLogits', [this._handle, px, x.length, rows]));
+    return data;
+  }
 }

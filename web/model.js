@@ -117,7 +117,7 @@ export class Model {
     const hd = l.headDim * l.numHeads, kv = l.headDim * l.numKvHeads;
     const perLayer = D * (hd + 2 * kv) + hd * D + (hd + 2 * kv + D) + 8 * D + l.ffnDim * D * (l.ffnGated ? 3 : 2) + 3 * l.ffnDim + D;
     const floats = (e.vocabSize + (e.positional === 'none' ? 0 : e.maxPositions) + e.typeVocabSize + 2) * e.dim +
-      spec.numLayers * perLayer + 2 * D;
+      spec.numLayers * perLayer + 2 * D + (spec.lmHead === 'separate' ? e.vocabSize * D : 0);
     ak._raw('Model', '_heapCheck', [4 * floats]);
     try {
       this.embeddings = this._own(new Embeddings(ak, spec.embeddings));
@@ -127,6 +127,12 @@ export class Model {
         const scale = spec.layerScale === 'inverseLayerIdx' ? (spec.layer.scale ?? 1 / Math.sqrt(hd)) / (i + 1) : spec.layer.scale;
         this.layers.push(this._own(new EncoderLayer(ak, { ...spec.layer, scale })));
       }
+      // The causal-LM head, an output embedding: the word table itself (tied) or its own
+      // [vocab, dim] table (lm_head.weight), whose logits are x @ table.T.
+      this._head = spec.lmHead === 'tied' ? this.embeddings
+        : spec.lmHead === 'separate' ? this._own(new Embeddings(ak, { vocabSize: e.vocabSize, dim: D, positional: 'none', norm: 'none' }))
+          : null;
+      this._headSet = spec.lmHead === 'tied';
     } catch (e) {
       this.dispose();
       throw e;
@@ -157,7 +163,7 @@ export class Model {
     }
     const f = this._family;
     const own = (table, key) => (Object.hasOwn(table, key) ? table[key] : undefined);
-    const emb = {}, final = {}, layers = this.layers.map(() => ({}));
+    const emb = {}, final = {}, head = {}, layers = this.layers.map(() => ({}));
     const source = new Map(); // the module and our name -> the checkpoint's name, for messages
     const unused = [];
     const put = (target, ours, value, full, where) => {
@@ -185,7 +191,8 @@ export class Model {
             `(${f.layerPrefix}0 .. ${f.layerPrefix}${this.layers.length - 1})`, { code: 'ERR_INVALID_ARGUMENT', argument: full });
         }
         put(layers[i], layerWeight, value, full, `layer ${i}`);
-      } else unused.push(full);
+      } else if (name === 'lm_head.weight' && this.spec.lmHead === 'separate') put(head, 'word', value, full, 'lm_head');
+      else unused.push(full);
     }
     const missing = this._missing(emb, layers, final);
     if (missing) {
@@ -211,6 +218,7 @@ export class Model {
     // Every module's weights are checked before any is written.
     const plans = [named('embeddings', () => this.embeddings._checkWeights(emb)),
       ...this.layers.map((l, i) => named(`layer ${i}`, () => l._checkWeights(layers[i])))];
+    const headPlan = head.word ? named('lm_head', () => this._head._checkWeights(head)) : null;
     const finals = Object.keys(final).map((k) => {
       const t = final[k]?.data ?? final[k];
       if (!(t instanceof Float32Array) || t.length !== this.spec.layer.dim) {
@@ -222,6 +230,8 @@ export class Model {
     // All checked: write.
     [this.embeddings, ...this.layers].forEach((m, i) => m._writeWeights(plans[i]));
     for (const [k, t] of finals) this._final[k] = t;
+    if (headPlan) this._head._writeWeights(headPlan);
+    this._headSet = this.spec.lmHead === 'tied' || headPlan !== null;
     this.unusedWeights = unused;
     return this;
   }
@@ -259,11 +269,15 @@ export class Model {
    */
   forward(inputIds, options) {
     const fn = 'forward';
-    const { attentionMask, tokenTypeIds, positionIds, outputAttentions = false, outputHiddenStates = false } =
-      checkOptions(fn, options, ['attentionMask', 'tokenTypeIds', 'positionIds', 'outputAttentions', 'outputHiddenStates']);
-    boolean(fn, 'outputAttentions', outputAttentions);
-    boolean(fn, 'outputHiddenStates', outputHiddenStates);
+    const {
+      attentionMask, tokenTypeIds, positionIds, outputAttentions = false, outputHiddenStates = false, outputLogits = false,
+      lastTokenOnly = false,
+    } = checkOptions(fn, options, ['attentionMask', 'tokenTypeIds', 'positionIds', 'outputAttentions', 'outputHiddenStates',
+      'outputLogits', 'lastTokenOnly']);
+    for (const [k, v] of Object.entries({ outputAttentions, outputHiddenStates, outputLogits, lastTokenOnly })) boolean(fn, k, v);
     if (!this.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
+    const logits = outputLogits || lastTokenOnly;
+    if (logits) this._checkHead(fn, lastTokenOnly ? 'lastTokenOnly' : 'outputLogits');
     const ids = idsInput(fn, 'inputIds', inputIds);
     const [B, L] = ids.dims.length === 2 ? ids.dims : [1, ids.dims[0]];
     let positions = positionIds;
@@ -295,7 +309,32 @@ export class Model {
     const result = { lastHiddenState: new Tensor('float32', x.data, [B, L, this.spec.layer.dim]) };
     if (outputHiddenStates) result.hiddenStates = hidden;
     if (outputAttentions) result.attentions = attentions;
+    if (logits) result.logits = this._logits(fn, x.data, B, L, lastTokenOnly);
     return result;
+  }
+
+  _checkHead(fn, argument) {
+    if (!this._head) {
+      throw new AttnkitError(`${fn}: ${argument}: ${this.spec.family} models have no language-model head in attnkit yet ` +
+        '(GPT-2 and LLaMA do)', { code: 'ERR_INVALID_ARGUMENT', argument });
+    }
+    if (!this._headSet) {
+      throw new AttnkitError(`${fn}: ${argument}: the weights had no lm_head.weight (config.json's tie_word_embeddings ` +
+        'is false), so there are no logits', { code: 'ERR_INVALID_ARGUMENT', argument: 'lm_head.weight' });
+    }
+  }
+
+  // The head over the final hidden states [B, L, D]: logits [B, L, V], or [B, V] from each row's last
+  // position (never the whole [B, L, V] then).
+  _logits(fn, hidden, B, L, lastOnly) {
+    const D = this.spec.layer.dim, V = this.spec.embeddings.vocabSize;
+    let rows = hidden;
+    if (lastOnly) {
+      rows = new Float32Array(B * D);
+      for (let b = 0; b < B; b++) rows.set(hidden.subarray((b * L + L - 1) * D, (b * L + L) * D), b * D);
+    }
+    const data = this._head._logits(fn, rows, lastOnly ? B : B * L);
+    return new Tensor('float32', data, lastOnly ? [B, V] : [B, L, V]);
   }
 
   /** Frees every module's wasm memory. */

@@ -109,6 +109,14 @@ class Embeddings : public HeapObject {
   // Elements of the output; valid after a successful prepare(in).
   std::size_t output_size(const Inputs& in) const;
 
+  // The word table as an output embedding (a language model's head, tied or not):
+  //   x: float32 [rows, dim] (final hidden states); y: float32 [rows, vocab];
+  //   y[r][v] = sum_i x[r][i] * word[v][i]  (torch: x @ word.T; the word scale is not applied).
+  // check_logits: rows an integer >= 1, x_length = rows * dim, rows * vocab within the output
+  // limit (errors name "rows" / "x").
+  Status check_logits(double rows, double x_length) const;
+  void logits(float* y, const float* x, std::size_t rows) const;
+
  private:
   Embeddings() = default;
   EmbeddingsView view() const;

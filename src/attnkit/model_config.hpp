@@ -21,6 +21,7 @@ constexpr std::size_t kMaxConfigBytes = 16u << 20;
 //              bias, outBias, ffnBias, ffnGated, weightLayout, positional, rotary, causal},
 //    "layerScale": "inverseLayerIdx" (GPT-2's scale_attn_by_inverse_layer_idx) or absent,
 //    "finalNorm": null | {"norm": "layernorm" | "rmsnorm", "eps"},
+//    "lmHead": "tied" (the word table) | "separate" (lm_head.weight) | null (BERT, RoBERTa),
 //    "ignored": [settings without effect on a forward pass: dropouts, token ids, dtype, ...],
 //    "unknown": [settings attnkit does not know, reported by name and not applied]}
 // Errors name the setting: a missing or non-integer size, an unsupported value (e.g.

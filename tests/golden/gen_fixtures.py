@@ -994,9 +994,10 @@ def models():
         x = x + conv(F.gelu(conv(h, "mlp.c_fc"), approximate="tanh"), "mlp.c_proj")
     x = layer_norm(x, w, "ln_f", 1e-5)
     hidden.append(x)
+    # GPT2LMHeadModel's head is the word table (tied): logits = ln_f(x) @ wte.T.
     cases.append({"name": "gpt2-tiny", "dir": "models/gpt2-tiny", "inputIds": i32list(ids), "dims": [2, 7],
                   "attentionMask": i32list(mask), "hiddenStates": [f32list(h) for h in hidden],
-                  "attentions": [f32list(a) for a in attns]})
+                  "attentions": [f32list(a) for a in attns], "logits": f32list(x @ w["wte.weight"].T)})
 
     # --- LLaMA (LlamaModel): RMSNorm, GQA, RoPE with linear scaling (new spelling), gated SiLU MLP.
     V, D, Lyr, H, G, Fd = 64, 32, 2, 4, 2, 48
@@ -1041,9 +1042,10 @@ def models():
             w[p + "mlp.down_proj.weight"].T
     x = rms(x, w["model.norm.weight"], 1e-6)
     hidden.append(x)
+    # LlamaForCausalLM with tie_word_embeddings false: its own lm_head.weight.
     cases.append({"name": "llama-tiny-bf16", "dir": "models/llama-tiny-bf16", "inputIds": i32list(ids), "dims": [2, 7],
                   "attentionMask": i32list(mask), "hiddenStates": [f32list(h) for h in hidden],
-                  "attentions": [f32list(a) for a in attns]})
+                  "attentions": [f32list(a) for a in attns], "logits": f32list(x @ w["lm_head.weight"].T)})
     write("models.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__, "cases": cases})
 
 

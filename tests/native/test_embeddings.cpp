@@ -6,6 +6,7 @@
 #include <random>
 
 #include "attnkit/embeddings.hpp"
+#include "attnkit/linear.hpp"
 #include "fixtures.hpp"
 
 using namespace attnkit;
@@ -130,6 +131,42 @@ TEST(Embeddings, FusedSimdRowsMatchReferenceOnAwkwardSizes) {
           }
         }
       }
+    }
+  }
+}
+
+// The word table as an output embedding: logits = x @ word.T, the scalar reference's result (within
+// the linear kernel's float32 rounding) on awkward dims, vocabularies and row counts.
+TEST(Embeddings, LogitsAreTheWordTableAsALinearLayer) {
+  for (int dim : attnkit_test::awkward_sizes()) {
+    for (int vocab : {1, 5, 17, 65}) {
+      EmbeddingsConfig c;
+      c.vocab_size = vocab;
+      c.dim = dim;
+      c.positional = PositionKind::none;
+      c.norm = NormKind::none;
+      c.scale = 3;  // scales the lookup only, never the head
+      std::unique_ptr<Embeddings> e;
+      ASSERT_TRUE(Embeddings::create(c, e).ok());
+      float* word = nullptr;
+      ASSERT_TRUE(e->weight(EmbeddingsWeight::word, static_cast<double>(vocab) * dim, word).ok());
+      const auto table = attnkit_test::random_normal(static_cast<std::size_t>(vocab) * dim, dim + vocab);
+      std::memcpy(word, table.data(), table.size() * sizeof(float));
+      for (int rows : {1, 3, 4, 5, 7}) {
+        const auto x = attnkit_test::random_normal(static_cast<std::size_t>(rows) * dim, rows);
+        ASSERT_TRUE(e->check_logits(rows, static_cast<double>(rows) * dim).ok());
+        std::vector<float> got(static_cast<std::size_t>(rows) * vocab), want(got.size());
+        e->logits(got.data(), x.data(), rows);
+        ref::linear(want.data(), x.data(), rows, dim, vocab, table.data(), WeightLayout::out_in, nullptr);
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          ASSERT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i])) * std::sqrt(static_cast<float>(dim)))
+              << "dim=" << dim << " vocab=" << vocab << " rows=" << rows << " i=" << i;
+        }
+      }
+      const Status bad = e->check_logits(2, 2.0 * dim + 1);
+      EXPECT_EQ(bad.code, Code::shape_mismatch);
+      EXPECT_EQ(bad.argument, "x");
+      EXPECT_EQ(e->check_logits(0.5, 0).code, Code::invalid_argument);
     }
   }
 }

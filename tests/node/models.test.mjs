@@ -41,6 +41,62 @@ for (const ak of [simd, scalar]) {
     });
   }
 
+  for (const c of fx.cases.filter((c) => c.logits)) {
+    test(`${ak.backend}: ${c.name}'s language-model head gives PyTorch's logits, and the last position's alone`, async () => {
+      const model = await ak.Model.fromPretrained({
+        config: file(c.dir, 'config.json').toString('utf8'), weights: new Uint8Array(file(c.dir, 'model.safetensors')),
+      });
+      const [B, L] = c.dims, V = model.spec.embeddings.vocabSize;
+      const ids = new Tensor('int32', Int32Array.from(c.inputIds), [B, L]);
+      const attentionMask = new Tensor('int32', Int32Array.from(c.attentionMask), [B, L]);
+      const r = model.forward(ids, { attentionMask, outputLogits: true });
+      assert.deepEqual(r.logits.dims, [B, L, V]);
+      assertClose(r.logits.data, c.logits, `${c.name} logits`, 2e-4, 1e-4);
+      // The last position only: [B, V], the same rows.
+      const last = model.forward(ids, { attentionMask, lastTokenOnly: true });
+      assert.deepEqual(last.logits.dims, [B, V]);
+      for (let b = 0; b < B; b++) {
+        assertClose(last.logits.data.subarray(b * V, (b + 1) * V), r.logits.data.subarray((b * L + L - 1) * V, (b * L + L) * V),
+          `row ${b}'s last logits`, 1e-6, 1e-6);
+      }
+      assert.ok(!model.unusedWeights.includes('lm_head.weight'), model.unusedWeights.join());
+      assert.equal(model.spec.lmHead, c.name.startsWith('gpt2') ? 'tied' : 'separate');
+      // Options are checked like every other.
+      assert.throws(() => model.forward(ids, { outputLogits: 1 }), (e) => e.argument === 'outputLogits');
+      assert.throws(() => model.forward(ids, { lastToken: true }), (e) => e.argument === 'lastToken' && /lastTokenOnly/.test(e.message));
+      model.dispose();
+      assert.throws(() => model.forward(ids, { outputLogits: true }), (e) => e.code === 'ERR_DISPOSED');
+    });
+  }
+
+  test(`${ak.backend}: logits need a head: BERT has none here, a LLaMA checkpoint may lack lm_head.weight`, async () => {
+    const bert = await ak.Model.fromPretrained({
+      config: file('models/bert-tiny', 'config.json').toString('utf8'), weights: new Uint8Array(file('models/bert-tiny', 'model.safetensors')),
+    });
+    assert.equal(bert.spec.lmHead, null);
+    assert.throws(() => bert.forward([1, 2], { outputLogits: true }), (e) => e.code === 'ERR_INVALID_ARGUMENT' &&
+      e.argument === 'outputLogits' && /bert models have no language-model head/.test(e.message));
+    bert.dispose();
+    const dir = 'models/llama-tiny-bf16';
+    const state = await ak.loadSafetensors(new Uint8Array(file(dir, 'model.safetensors')));
+    const base = { ...state.tensors };
+    delete base['lm_head.weight'];
+    const cycle = async () => {
+      const llama = await ak.Model.fromPretrained({ config: file(dir, 'config.json').toString('utf8'), weights: base });
+      assert.equal(llama.forward([1, 2]).lastHiddenState.dims.length, 3); // hidden states need no head
+      assert.throws(() => llama.forward([1, 2], { lastTokenOnly: true }), (e) => e.argument === 'lm_head.weight');
+      // A head of the wrong shape names the checkpoint's tensor.
+      await assert.rejects(ak.Model.fromPretrained({ config: file(dir, 'config.json').toString('utf8'),
+        weights: { ...base, 'lm_head.weight': new Tensor('float32', new Float32Array(64 * 31), [64, 31]) } }),
+      (e) => e.code === 'ERR_SHAPE_MISMATCH' && e.argument === 'lm_head.weight');
+      llama.dispose();
+    };
+    await cycle(); // the first round grows the module registries once
+    const before = ak.mallocInUse();
+    await cycle();
+    assert.equal(ak.mallocInUse(), before);
+  });
+
   test(`${ak.backend}: Model reports unused tensors and unknown settings, rejects missing weights, leaks nothing`, async () => {
     const dir = 'models/bert-tiny';
     const config = JSON.parse(file(dir, 'config.json'));

@@ -36,10 +36,14 @@ export function readmeSnippets() {
   const lines = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8').split('\n');
   const snippets = [];
   for (let i = 0; i < lines.length; i++) {
-    if (lines[i] !== '```js') continue;
-    const end = lines.indexOf('```', i + 1);
-    const above = /^<!-- types: (.*) -->$/.exec(lines[i - 1] ?? '');
-    snippets.push({ line: i + 2, code: lines.slice(i + 1, end).join('\n'), declarations: above?.[1] ?? '' });
+    // A block may be indented (inside a list item).
+    const open = /^( *)```js$/.exec(lines[i]);
+    if (!open) continue;
+    const indent = open[1];
+    const end = lines.indexOf(`${indent}\`\`\``, i + 1);
+    const above = /^ *<!-- types: (.*) -->$/.exec(lines[i - 1] ?? '');
+    const code = lines.slice(i + 1, end).map((l) => l.slice(indent.length)).join('\n');
+    snippets.push({ line: i + 2, code, declarations: above?.[1] ?? '' });
     i = end;
   }
   return snippets;
@@ -47,7 +51,7 @@ export function readmeSnippets() {
 
 test('every README snippet type-checks under tsc --strict', () => {
   const snippets = readmeSnippets();
-  assert.ok(snippets.length >= 15, `${snippets.length} snippets`);
+  assert.ok(snippets.length >= 20, `${snippets.length} snippets`);
   const dir = path.join(TYPES, '.readme');
   fs.rmSync(dir, { recursive: true, force: true });
   for (const lib of ['es2022', 'dom']) fs.mkdirSync(path.join(dir, lib), { recursive: true });

@@ -42,6 +42,12 @@ const bare: ModelOutput = model.forward([1, 2, 3]);
 // @ts-expect-error not asked for: possibly undefined
 const notAsked: Tensor<Float32Array>[] = bare.hiddenStates;
 
+const next = model.forward([[1, 2, 3]], { lastTokenOnly: true });
+const nextLogits: Tensor<Float32Array> = next.logits;
+const all: Tensor<Float32Array> = model.forward([1, 2], { outputLogits: true, attentionMask: [1, 1] }).logits;
+// @ts-expect-error not asked for
+const noLogits: Tensor<Float32Array> = model.forward([1, 2]).logits;
+
 // The embedding table as the README writes it: dims as a plain array.
 const table = { data: new Float32Array(10 * 4), dims: [10, 4] };
 const rows: Tensor<Float32Array> = ak.embedding([1, 2], table, { scale: true });
@@ -78,4 +84,4 @@ const m2: Model = await ak.Model.fromPretrained({ 'config.json': '{}', 'model.sa
 const st = await ak.loadSafetensors(new Uint8Array(8));
 const anyTensor: Tensor<import('attnkit').TensorData> | undefined = st.tensors['x'];
 emb1.dispose(); emb2.dispose(); tok1.dispose(); m1.dispose(); m2.dispose();
-export { backend, simd, boolType, maskBytes, inverted, t, plain, both, eitherOutput, layers, heads, notAsked, rows, tokens, one, anyTensor };
+export { nextLogits, all, noLogits, backend, simd, boolType, maskBytes, inverted, t, plain, both, eitherOutput, layers, heads, notAsked, rows, tokens, one, anyTensor };
