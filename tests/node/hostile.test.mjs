@@ -201,8 +201,10 @@ for (const ak of await backends()) {
     const spm = await ak.Tokenizer.fromSentencePiece(SPM_MODEL);
     const bertDir = path.join(ROOT, 'tests/fixtures/repos/bert');
     const model = await ak.Model.fromPretrained(bertDir);
+    const gpt2 = await ak.Model.fromPretrained(path.join(ROOT, 'tests/fixtures/repos/gpt2'));
     Object.assign(calls, {
       'Model.forward': [(...a) => model.forward(...a), [[[2, 5, 3]], {}]],
+      'Model.forward (GPT-2, logits)': [(...a) => gpt2.forward(...a), [[[2, 5, 3]], { lastTokenOnly: true, outputLogits: false }]],
       'Model.fromPretrained': [(...a) => ak.Model.fromPretrained(...a), [bertDir, {}]],
       'Tokenizer.fromPretrained': [(...a) => ak.Tokenizer.fromPretrained(...a), [bertDir, {}]],
       'Tokenizer.batchDecode': [(...a) => tok.batchDecode(...a), [[[3, 4]], {}]],
@@ -227,6 +229,6 @@ for (const ak of await backends()) {
     assert.deepEqual(await run(), []);
     assert.equal(ak.mallocInUse(), core, 'the core heap is flat over a second sweep');
     assert.equal(heap.mallocInUse(), files, 'the loaders heap is flat over a second sweep');
-    for (const m of [mha, layer, emb, tok, spm, model]) m.dispose();
+    for (const m of [mha, layer, emb, tok, spm, model, gpt2]) m.dispose();
   });
 }
