@@ -182,29 +182,30 @@ test('Rollup 4 (with an import.meta assets plugin): page and module worker', asy
   await expectRuns({ root: dist });
 });
 
-test('esbuild (copying the .wasm files next to the bundle): page and module worker', async () => {
+/** The app bundled by esbuild (page and worker entries) into app/dist, with the page beside them. */
+async function esbuildApp(name) {
   const esbuild = await import('esbuild');
-  const app = makeApp('esbuild', null);
+  const app = makeApp(name, null);
   const dist = path.join(app, 'dist');
   const result = await esbuild.build({
     entryPoints: [path.join(app, 'main.js'), path.join(app, 'worker.js')], bundle: true, format: 'esm',
     outdir: dist, logLevel: 'silent',
   });
-  assert.deepEqual(oursIn(result.warnings.map((w) => w.text)), []);
+  fs.copyFileSync(path.join(app, 'index.html'), path.join(dist, 'index.html'));
+  return { app, dist, warnings: result.warnings.map((w) => w.text) };
+}
+
+test('esbuild (copying the .wasm files next to the bundle): page and module worker', async () => {
+  const { app, dist, warnings } = await esbuildApp('esbuild');
+  assert.deepEqual(oursIn(warnings), []);
   // The README's one step for esbuild: it does not copy `new URL(..., import.meta.url)` assets.
   const wasmDir = path.join(app, 'node_modules/attnkit/web/dist');
   for (const f of fs.readdirSync(wasmDir).filter((f) => f.endsWith('.wasm'))) fs.copyFileSync(path.join(wasmDir, f), path.join(dist, f));
-  fs.copyFileSync(path.join(app, 'index.html'), path.join(dist, 'index.html'));
   await expectRuns({ root: dist });
 });
 
 test('esbuild without the copy: load() says which file is missing and what to do', async () => {
-  const esbuild = await import('esbuild');
-  const app = makeApp('esbuild-nocopy', null);
-  const dist = path.join(app, 'dist');
-  await esbuild.build({ entryPoints: [path.join(app, 'main.js'), path.join(app, 'worker.js')], bundle: true, format: 'esm',
-    outdir: dist, logLevel: 'silent' });
-  fs.copyFileSync(path.join(app, 'index.html'), path.join(dist, 'index.html'));
+  const { dist } = await esbuildApp('esbuild-nocopy');
   const opened = await openPage({ root: dist, served: ['.'], home: '/' });
   try {
     await opened.page.waitForFunction(() => document.getElementById('out').textContent !== 'loading');
