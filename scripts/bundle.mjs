@@ -1,11 +1,10 @@
-// Bundles the ESM wrapper (web/attnkit.js, the ~20 modules it imports, and the SIMD build's wasm
-// glue of the three builds) into one minified file, web/dist/attnkit.mjs, with a source map into
+// Bundles the ESM wrapper (web/attnkit.js, the ~20 modules it imports, and the wasm glue of the
+// three builds) into one minified file, web/dist/attnkit.mjs, with a source map into
 // web/*.js; that file is what the package exports. One file with no dynamic import(): bundlers then
 // see one module and three .wasm assets (Vite 7's worker build cannot split code, webpack warns on
 // variable imports), and Node's ES module loader costs about 0.8 ms per file on a cold start.
 // Minified because V8 scans it faster (~1.4 ms less for 98 KB -> 48 KB). (The SIMD and scalar glue
 // cannot be one function: each maps minified export names in its own .wasm's export order.)
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rollup } from 'rollup';
@@ -22,11 +21,6 @@ const minify = (code, sourcefile) => transform(code, {
   minify: true, lineLimit: 300, format: 'esm', target: 'es2020', sourcefile, sourcemap: true,
 });
 
-for (const name of ['attnkit-simd.mjs', 'attnkit-scalar.mjs', 'attnkit-loaders.mjs']) {
-  const file = path.join(DIST, name);
-  fs.writeFileSync(file, (await minify(fs.readFileSync(file, 'utf8'), name)).code);
-}
-
 const bundle = await rollup({
   input: path.join(ROOT, 'web/attnkit.js'),
   onwarn: (w) => { throw new Error(`rollup: ${w.message}`); },
@@ -40,5 +34,11 @@ const bundle = await rollup({
     },
   }],
 });
-await bundle.write({ file: path.join(DIST, 'attnkit.mjs'), format: 'es', sourcemap: true });
+const { output: [chunk] } = await bundle.write({ file: path.join(DIST, 'attnkit.mjs'), format: 'es', sourcemap: true });
 await bundle.close();
+// Bundlers find the .wasm files by these literals: the line limit must not have cut one (esbuild
+// may break a long line inside a string with a backslash continuation).
+for (const build of ['simd', 'scalar', 'loaders']) {
+  const literal = `new URL("./attnkit-${build}.wasm",import.meta.url)`;
+  if (chunk.code.split(literal).length !== 2) throw new Error(`bundle: ${literal} is not in web/dist/attnkit.mjs once, whole`);
+}

@@ -11,7 +11,7 @@ import createSimdModule from './dist/attnkit-simd.mjs';
 import createScalarModule from './dist/attnkit-scalar.mjs';
 import { AttnkitError } from './errors.js';
 import { WasmHeap } from './heap.js';
-import { WASM_MISSING_HINT, isNode, notWasm, packageAsset, readBytes, resolveUrl } from './read_bytes.js';
+import { isNode, readPackageWasm } from './read_bytes.js';
 import { Tensor } from './tensor.js';
 import { describe, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from './args.js';
 import { Embeddings } from './embeddings.js';
@@ -46,11 +46,11 @@ export function simdSupported() {
 
 const BUILDS = {
   'wasm-simd128': {
-    glue: async () => createSimdModule,
+    factory: createSimdModule,
     wasm: () => new URL('./dist/attnkit-simd.wasm', import.meta.url),
   },
   'wasm-scalar': {
-    glue: async () => createScalarModule,
+    factory: createScalarModule,
     wasm: () => new URL('./dist/attnkit-scalar.wasm', import.meta.url),
   },
 };
@@ -104,36 +104,14 @@ export function load(options) {
 
 async function instantiate(backend, explicitUrl, wasmBinary, loadersUrl) {
   const build = BUILDS[backend];
-  let url;
-  try {
-    url = explicitUrl ? resolveUrl(explicitUrl) : packageAsset(build.wasm());
-  } catch (e) {
-    throw new AttnkitError(`load: wasmUrl ${describe(explicitUrl)} is not a valid URL (${e.message})`, {
-      code: 'ERR_INVALID_ARGUMENT',
-      argument: 'wasmUrl',
-    });
-  }
-  let bytes = wasmBinary;
-  if (!bytes) {
-    try {
-      bytes = await readBytes(url);
-    } catch (e) {
-      throw new AttnkitError(`load: could not read the ${backend} build from ${url.href}: ${e.message}${explicitUrl ? '' : WASM_MISSING_HINT}`, {
-        code: 'ERR_LOAD',
-      });
-    }
-    notWasm(bytes, `load: ${url.href}`);
-  }
+  const { bytes, url } = wasmBinary ? { bytes: wasmBinary } : await readPackageWasm(`the ${backend} build`, explicitUrl, 'wasmUrl', build.wasm);
   try {
     // Node: compile and instantiate synchronously (each a little quicker cold than V8's
-    // asynchronous path); browsers: asynchronously, off the main thread. The compile runs while
-    // the scalar build's glue is imported; either failure rejects the Promise.all, so neither is
-    // left unhandled.
-    const compile = isNode ? async (b) => new WebAssembly.Module(b) : (b) => WebAssembly.compile(b);
-    const [factory, compiled] = await Promise.all([build.glue(), compile(bytes)]);
+    // asynchronous path); browsers: asynchronously, off the main thread.
+    const compiled = isNode ? new WebAssembly.Module(bytes) : await WebAssembly.compile(bytes);
     let failed;
     const instantiated = new Promise((_, reject) => { failed = reject; });
-    const module = await Promise.race([instantiated, factory({
+    const module = await Promise.race([instantiated, build.factory({
       instantiateWasm: (imports, receive) => {
         if (!isNode) {
           WebAssembly.instantiate(compiled, imports).then((instance) => receive(instance, compiled), failed);

@@ -86,7 +86,6 @@ export class Embeddings extends HandleModule {
    */
   _logits(fn, x, rows) {
     this._live(fn);
-    const data = this._ak._withInputs([x], ([px]) => this._ak._call(fn, '_embeddingsLogits', [this._handle, px, x.length, rows]));
-    return data;
+    return this._ak._withInputs([x], ([px]) => this._ak._call(fn, '_embeddingsLogits', [this._handle, px, x.length, rows]));
   }
 }

@@ -37,10 +37,6 @@ export function convertHint(kind) {
     : '';
 }
 
-function nodeModules() {
-  return { fs: nodeBuiltin('node:fs/promises'), path: nodeBuiltin('node:path') };
-}
-
 /** Reads a fetch Response's body (or anything with a readable `body`), calling onBytes(n) per chunk. */
 export async function responseBytes(response, onBytes) {
   if (!response.body || !onBytes) return new Uint8Array(await response.arrayBuffer());
@@ -120,27 +116,27 @@ function urlSource(fn, base) {
 
 /** A folder on disk (Node). */
 function folderSource(fn, folder) {
-  const mods = nodeModules();
-  const full = async (name) => (await mods).path.join(folder, name);
+  const fs = nodeBuiltin('node:fs/promises');
+  const full = (name) => nodeBuiltin('node:path').join(folder, name);
   return {
     label: folder,
     where: (name) => `${folder.replace(/[\\/]+$/, '')}/${name}`,
     async has(name) {
       try {
-        return (await (await mods).fs.stat(await full(name))).isFile();
+        return (await fs.stat(full(name))).isFile();
       } catch {
         return false;
       }
     },
     async size(name) {
-      return (await (await mods).fs.stat(await full(name))).size;
+      return (await fs.stat(full(name))).size;
     },
     async bytes(name, onBytes) {
       let data;
       try {
-        data = new Uint8Array(await (await mods).fs.readFile(await full(name)));
+        data = new Uint8Array(await fs.readFile(full(name)));
       } catch (e) {
-        throw loadError(fn, `could not read ${await full(name)}: ${e.message}`, name);
+        throw loadError(fn, `could not read ${full(name)}: ${e.message}`, name);
       }
       onBytes?.(data.length);
       return data;

@@ -1,5 +1,6 @@
 // Reading a .wasm (or any file) as bytes from a URL: fetch in browsers, the file system for
 // file: URLs in Node.
+import { describe } from './args.js';
 import { AttnkitError } from './errors.js';
 
 // Through globalThis: Parcel bundles a polyfill package for any mention of the free name `process`.
@@ -7,7 +8,13 @@ const nodeProcess = globalThis.process;
 export const isNode = typeof nodeProcess?.versions?.node === 'string';
 
 /** A Node built-in module, synchronously (Node >= 20.16): no import() for bundlers to resolve. */
-export const nodeBuiltin = (name) => nodeProcess.getBuiltinModule(name);
+export function nodeBuiltin(name) {
+  if (typeof nodeProcess.getBuiltinModule !== 'function') {
+    throw new AttnkitError(`attnkit needs Node 20.16 or later to read files (process.getBuiltinModule), this is ${nodeProcess.version}`,
+      { code: 'ERR_LOAD' });
+  }
+  return nodeProcess.getBuiltinModule(name);
+}
 
 /** A URL the user gave (string or URL), relative to the page in browsers, to this module in Node. */
 export function resolveUrl(spec) {
@@ -25,9 +32,35 @@ export const WASM_MISSING_HINT = "; if your bundler did not copy attnkit's .wasm
   'node_modules/attnkit/web/dist/*.wasm next to the bundle, or pass load({ wasmUrl })';
 
 /** A .wasm URL of this package's, corrected for where a dev server moved the module. */
-export function packageAsset(url) {
+function packageAsset(url) {
   const m = VITE_DEPS.exec(url.pathname);
   return m ? new URL(`${m[1]}node_modules/attnkit/web/dist/${m[2]}`, url) : url;
+}
+
+/**
+ * The bytes of one of this package's .wasm files: from `explicit` (the user's wasmUrl; `argument`
+ * names it) if given, else from `bundled` (its `new URL(..., import.meta.url)`). `what` names the
+ * build in messages. Resolves to { bytes, url }; every failure is an AttnkitError that says what to do.
+ */
+export async function readPackageWasm(what, explicit, argument, bundled) {
+  let url;
+  try {
+    url = explicit ? resolveUrl(explicit) : packageAsset(bundled());
+  } catch (e) {
+    throw new AttnkitError(`load: ${argument} ${describe(explicit)} is not a valid URL (${e.message})`, {
+      code: 'ERR_INVALID_ARGUMENT', argument: 'wasmUrl',
+    });
+  }
+  let bytes;
+  try {
+    bytes = await readBytes(url);
+  } catch (e) {
+    throw new AttnkitError(`load: could not read ${what} from ${url.href}: ${e.message}${explicit ? '' : WASM_MISSING_HINT}`, {
+      code: 'ERR_LOAD',
+    });
+  }
+  notWasm(bytes, `load: ${url.href}`);
+  return { bytes, url };
 }
 
 export async function readBytes(url) {
@@ -43,7 +76,7 @@ export async function readBytes(url) {
 
 // A .wasm begins with \0asm. A bundler that moved the package without its .wasm files makes the URL
 // answer with the app's HTML page (a dev server's fallback for unknown paths).
-export function notWasm(bytes, where) {
+function notWasm(bytes, where) {
   const b = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes.buffer ?? bytes, bytes.byteOffset ?? 0, 4);
   if (b[0] === 0 && b[1] === 0x61 && b[2] === 0x73 && b[3] === 0x6d) return;
   const head = new TextDecoder().decode(b.subarray(0, 64)).trimStart().toLowerCase();

@@ -6,7 +6,7 @@ import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
 import { attached, callback, describe, okResponse, options as checkOptions } from './args.js';
 import { WasmHeap } from './heap.js';
-import { WASM_MISSING_HINT, notWasm, packageAsset, readBytes, resolveUrl } from './read_bytes.js';
+import { readPackageWasm } from './read_bytes.js';
 import { convertHint, responseBytes, sniff } from './pretrained.js';
 import createLoadersModule from './dist/attnkit-loaders.mjs';
 
@@ -17,21 +17,8 @@ export function loaders(ak) {
   const key = String(ak._loadersUrl ?? '');
   if (!pending.has(key)) {
     const promise = (async () => {
-      let url;
-      try {
-        url = ak._loadersUrl ? resolveUrl(ak._loadersUrl) : packageAsset(new URL('./dist/attnkit-loaders.wasm', import.meta.url));
-      } catch (e) {
-        throw new AttnkitError(`load: wasmUrl['wasm-loaders'] is not a valid URL (${e.message})`, {
-          code: 'ERR_INVALID_ARGUMENT', argument: 'wasmUrl',
-        });
-      }
-      let bytes;
-      try {
-        bytes = await readBytes(url);
-      } catch (e) {
-        throw new AttnkitError(`could not read the loaders module from ${url.href}: ${e.message}${ak._loadersUrl ? '' : WASM_MISSING_HINT}`, { code: 'ERR_LOAD' });
-      }
-      notWasm(bytes, `the loaders module ${url.href}`);
+      const { bytes } = await readPackageWasm('the loaders module', ak._loadersUrl, "wasmUrl['wasm-loaders']",
+        () => new URL('./dist/attnkit-loaders.wasm', import.meta.url));
       return new WasmHeap(await createLoadersModule({ wasmBinary: bytes, print: () => {}, printErr: () => {} }));
     })();
     pending.set(key, promise);

@@ -88,6 +88,14 @@ test("an uncaught AttnkitError from the package prints a short report, not the b
   assert.ok(r.stderr.split('\n').every((line) => line.length <= 400), 'a line over 400 characters');
 });
 
+test('on a Node without process.getBuiltinModule (< 20.16), load() fails with an AttnkitError naming the version', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const script = "delete process.getBuiltinModule; const { load, AttnkitError } = await import('attnkit');" +
+    "try { await load(); } catch (e) { console.log(e instanceof AttnkitError, e.code, e.message); }";
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+  assert.match(r.stdout, /^true ERR_LOAD load: could not read the wasm-simd128 build .*needs Node 20\.16 or later/, r.stdout + r.stderr);
+});
+
 test('an HTML page where the .wasm should be (a bundler that moved attnkit) is named, with the fix', async () => {
   const http = await import('node:http');
   const server = http.createServer((_, res) => {
