@@ -474,10 +474,28 @@ int layer_weight(uintptr_t slot, double handle, int which, double length, bool c
 // sizes: [x elements, batch, length]. Output in slot[0..1], attention weights in slot[2..3].
 int layer_forward(uintptr_t slot, double handle, uintptr_t x, uintptr_t sizes, int mask_kind, uintptr_t mask,
                   double mask_length, uintptr_t mask_dims, uintptr_t positions, double positions_length, bool causal,
-                  bool want_weights) {
-  return module_forward(g_layers, slot, handle,
-                        attention_inputs(x, in<double>(sizes), mask_kind, mask, mask_length, mask_dims, positions,
-                                         positions_length, causal, want_weights));
+                  bool use_cache, bool want_weights) {
+  MultiHeadAttention::Inputs a = attention_inputs(x, in<double>(sizes), mask_kind, mask, mask_length, mask_dims,
+                                                  positions, positions_length, causal, want_weights);
+  a.use_cache = use_cache;
+  return module_forward(g_layers, slot, handle, a);
+}
+
+// The layer's KV cache: op 0 = its length, 1 = reset, 2 = truncate to `value` positions, 3 = set
+// its limit to `value` positions, 4 = bytes held. -1 for a stale handle.
+double layer_cache(double handle, int op, double value) {
+  EncoderLayer* l = nullptr;
+  if (!g_layers.find(handle, l).ok()) return -1;
+  MultiHeadAttention& m = l->attention();
+  const int n = value >= 0 && value < (1 << 24) ? static_cast<int>(value) : 1 << 24;
+  switch (op) {
+    case 1: m.reset_cache(); break;
+    case 2: m.truncate_cache(n); break;
+    case 3: m.set_cache_limit(n); break;
+    case 4: return m.cache_bytes();
+    default: break;
+  }
+  return m.cache_length();
 }
 
 void layer_free(double handle) { g_layers.free(handle); }
@@ -561,6 +579,7 @@ EMSCRIPTEN_BINDINGS(attnkit) {
   emscripten::function("_layerCreate", &layer_create);
   emscripten::function("_layerWeight", &layer_weight);
   emscripten::function("_layerForward", &layer_forward);
+  emscripten::function("_layerCache", &layer_cache);
   emscripten::function("_layerFree", &layer_free);
   emscripten::function("_decoderCreate", &decoder_create);
   emscripten::function("_decoderWeight", &decoder_weight);

@@ -86,6 +86,24 @@ class Reader {
     out = j_.at(key).get<std::string>();
     return Status::success();
   }
+  // A token id setting (eos_token_id): an integer, a list of them, or null -> a list (maybe empty).
+  // Not checked against the vocabulary: configs name ids of a larger tokenizer (an id past the
+  // vocabulary simply never comes up).
+  Status token_ids(const std::string& key, json& out) {
+    out = json::array();
+    if (!has(key) || j_.at(key).is_null()) return Status::success();
+    const json& v = j_.at(key);
+    const json list = v.is_array() ? v : json::array({v});
+    if (list.size() > 64) return bad(key, "'" + key + "' lists " + std::to_string(list.size()) + " ids; at most 64");
+    for (const json& id : list) {
+      if (!id.is_number_integer() || id.get<double>() < 0 || id.get<double>() > (1 << 24)) {
+        return bad(key, "'" + key + "' must be a token id (an integer in [0, 16777216]), a list of them, or null; got " +
+                            v.dump());
+      }
+      out.push_back(id.get<int64_t>());
+    }
+    return Status::success();
+  }
   // A setting whose only supported value is `expected` (absent is fine).
   Status require(const std::string& key, const json& expected, const std::string& why) {
     if (has(key) && j_.at(key) != expected) {
@@ -319,7 +337,16 @@ Status model_spec_from_config(const char* text, std::size_t length, std::string&
   } else {
     spec["lmHead"] = nullptr;
   }
+  // Generation's token ids (bert/roberta read pad_token_id for their positions already).
+  json eos, bos, pad;
+  if (s.ok()) s = r.token_ids("eos_token_id", eos);
+  if (s.ok()) s = r.token_ids("bos_token_id", bos);
+  if (s.ok() && family != "bert" && family != "roberta") s = r.token_ids("pad_token_id", pad);
   if (!s.ok()) return s;
+  spec["eosTokenIds"] = eos;
+  spec["bosTokenId"] = bos.empty() ? json(nullptr) : bos[0];
+  if (family != "bert" && family != "roberta") spec["padTokenId"] = pad.empty() ? json(nullptr) : pad[0];
+  else spec["padTokenId"] = spec["embeddings"]["paddingIdx"];
   r.report(spec);
   if (spec.contains("ropeScalingUnknown")) {
     for (const auto& k : spec["ropeScalingUnknown"]) spec["unknown"].push_back(k);

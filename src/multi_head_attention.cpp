@@ -201,6 +201,12 @@ Status MultiHeadAttention::prepare(const Inputs& in, std::size_t& out_elements, 
                            "the KV cache holds batch " + std::to_string(cache_batch_) + ", got batch " +
                                show_number(in.batch) + " (call resetCache() to start over)");
     }
+    if (cache_length_ + in.q_len > cache_limit_) {
+      return Status::error(Code::out_of_range, "useCache",
+                           "the KV cache holds at most " + std::to_string(cache_limit_) + " positions; it has " +
+                               std::to_string(cache_length_) + " and this call adds " + show_number(in.q_len) +
+                               " (call resetCache() to start over)");
+    }
     total += cache_length_;
   }
   AttentionShape shape;
@@ -230,10 +236,15 @@ Status MultiHeadAttention::prepare(const Inputs& in, std::size_t& out_elements, 
 }
 
 Status MultiHeadAttention::ensure_cache(int batch, int needed) {
-  if (cache_length_ == 0) cache_batch_ = batch;
-  if (needed <= cache_capacity_ && k_cache_.data()) return Status::success();
-  const int capacity = std::max({needed, 2 * cache_capacity_, 64});
   const std::size_t per_row = static_cast<std::size_t>(head_dim_);
+  if (cache_length_ == 0) {
+    // Empty: the storage may be laid out again for this batch ([batch, kv_heads, capacity, head_dim]).
+    cache_batch_ = batch;
+    const std::size_t per_position = static_cast<std::size_t>(batch) * kv_heads_ * per_row;
+    cache_capacity_ = k_cache_.data() ? static_cast<int>(std::min<std::size_t>(k_cache_.size() / per_position, cache_limit_)) : 0;
+  }
+  if (needed <= cache_capacity_) return Status::success();
+  const int capacity = std::max(needed, std::min(std::max(2 * cache_capacity_, 64), cache_limit_));
   const std::size_t n = static_cast<std::size_t>(batch) * kv_heads_ * capacity * per_row;
   FloatBuffer k, v;
   if (!k.reserve(n) || !v.reserve(n)) return oom("the KV cache", 2.0 * n);

@@ -81,22 +81,49 @@ export class EncoderLayer extends HandleModule {
 
   /**
    * x [batch, L, dim] (or [L, dim]) -> the same shape; with returnWeights {output, weights} with
-   * the attention weights [batch, heads, L, L]. Options: mask, attentionMask, causal, positionIds
-   * as in MultiHeadAttention.forward.
+   * the attention weights [batch, heads, L, cacheLength + L]. Options: mask, attentionMask, causal,
+   * positionIds, useCache as in MultiHeadAttention.forward.
    */
   forward(x, options) {
     const fn = 'forward';
     this._live(fn);
-    const { mask, attentionMask, causal = this.config.causal, positionIds, returnWeights = false } =
-      checkOptions(fn, options, ['mask', 'attentionMask', 'causal', 'positionIds', 'returnWeights']);
+    const { mask, attentionMask, causal = this.config.causal, positionIds, useCache = false, returnWeights = false } =
+      checkOptions(fn, options, ['mask', 'attentionMask', 'causal', 'positionIds', 'useCache', 'returnWeights']);
     const X = sequenceInput(fn, 'x', x, this.config.dim);
     const { m, positions, maskDims } = attentionInputs(this._ak, fn, { mask, attentionMask, positionIds });
     const sizes = new Float64Array([X.data.length, X.B, X.L]);
-    const flags = [boolean(fn, 'causal', causal), boolean(fn, 'returnWeights', returnWeights)];
+    const flags = [boolean(fn, 'causal', causal), boolean(fn, 'useCache', useCache), boolean(fn, 'returnWeights', returnWeights)];
     const [output, weights] = this._ak._withInputs([X.data, sizes, m?.data, maskDims, positions],
       ([px, ps, pm, pmd, pp]) => this._ak._callWithWeights(fn, '_layerForward', [this._handle, px, ps, m?.kind ?? 0,
         pm, m?.data.length ?? 0, pmd, pp, positions?.length ?? 0, ...flags]));
     return attentionResult(output, weights, X.rank === 3 ? [X.B, X.L, this.config.dim] : [X.L, this.config.dim],
       X.B, this.config.numHeads, X.L);
+  }
+
+  /** Keys held by the self-attention's KV cache per sequence. */
+  get cacheLength() {
+    this._live('cacheLength');
+    return this._ak._m._layerCache(this._handle, 0, 0);
+  }
+
+  /** Bytes the KV cache's storage holds (kept across resetCache, freed by dispose). */
+  get cacheBytes() {
+    this._live('cacheBytes');
+    return this._ak._m._layerCache(this._handle, 4, 0);
+  }
+
+  resetCache() {
+    this._live('resetCache');
+    this._ak._m._layerCache(this._handle, 1, 0);
+    return this;
+  }
+
+  // For Model: undo a failed step, and bound the cache by the context size.
+  _truncateCache(length) {
+    this._ak._m._layerCache(this._handle, 2, length);
+  }
+
+  _limitCache(positions) {
+    this._ak._m._layerCache(this._handle, 3, positions);
   }
 }

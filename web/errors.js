@@ -2,8 +2,8 @@
 
 /** Error thrown for bad arguments and load failures; `code` is stable, `argument` names the culprit. */
 export class AttnkitError extends Error {
-  constructor(message, { code, argument } = {}) {
-    super(message);
+  constructor(message, { code, argument, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'AttnkitError';
     this.code = code;
     if (argument !== undefined) this.argument = argument;

@@ -8,6 +8,7 @@ import { Embeddings } from './embeddings.js';
 import { EncoderLayer } from './encoder_layer.js';
 import { loaders, loadSafetensors, storedSafetensors } from './safetensors.js';
 import { convertHint, fileSource, readJson, readText } from './pretrained.js';
+import { generate, generateText } from './generate.js';
 
 // Per family: the checkpoint prefixes to strip (heads' checkpoints nest the base model), and each
 // Hugging Face tensor name -> [module, weight] with module 'embeddings', a layer number, or
@@ -142,6 +143,32 @@ export class Model {
       : null;
     /** Tensors of the last setWeights that no module takes (heads such as lm_head, pooler). */
     this.unusedWeights = [];
+    // The KV cache of every layer holds at most the model's positions (n_positions,
+    // max_position_embeddings): its memory is bounded by 2 * layers * batch * kvHeads * headDim * 4
+    // bytes per position. _cache: null, or {batch, length, mask (Int32Array [batch, length] once a
+    // mask was given, else null)}.
+    this.contextSize = spec.embeddings.maxPositions;
+    for (const layer of this.layers) layer._limitCache(this.contextSize);
+    this._cache = null;
+  }
+
+  /** Positions held by the KV cache (0 when empty). */
+  get cacheLength() {
+    return this._cache?.length ?? 0;
+  }
+
+  /** Bytes of the layers' KV cache storage (kept by resetCache for reuse; freed by dispose). */
+  get cacheBytes() {
+    let bytes = 0;
+    for (const layer of this.layers) bytes += layer.cacheBytes;
+    return bytes;
+  }
+
+  /** Empties the KV cache of every layer (forward with useCache then starts at position 0). */
+  resetCache() {
+    for (const layer of this.layers) layer.resetCache();
+    this._cache = null;
+    return this;
   }
 
   _own(m) {
@@ -264,42 +291,61 @@ export class Model {
    * inputIds [batch, L] (or [L]) -> {lastHiddenState [batch, L, dim], hiddenStates (with
    * outputHiddenStates: the embeddings' output and each layer's, numLayers + 1 tensors; with a
    * final norm the last is after it, as in transformers), attentions (with outputAttentions:
-   * per layer [batch, heads, L, L])}. attentionMask [batch, L]: 1 = token, 0 = padding.
+   * per layer [batch, heads, L, cacheLength + L])}. attentionMask [batch, L]: 1 = token, 0 = padding.
    * Positions are 0..L-1 (RoBERTa: counted past the padding id) unless positionIds are given.
+   * useCache (causal models): attend over the KV cache too and append this call's keys and values;
+   * positions continue from the cache, per row from the mask when one was given (cumsum(mask) - 1,
+   * padding at 1, as generation counts left-padded rows); attentionMask then covers the cached
+   * positions and these ([batch, cacheLength + L]), or only these ([batch, L]).
    */
   forward(inputIds, options) {
     const fn = 'forward';
     const {
       attentionMask, tokenTypeIds, positionIds, outputAttentions = false, outputHiddenStates = false, outputLogits = false,
-      lastTokenOnly = false,
+      lastTokenOnly = false, useCache = false,
     } = checkOptions(fn, options, ['attentionMask', 'tokenTypeIds', 'positionIds', 'outputAttentions', 'outputHiddenStates',
-      'outputLogits', 'lastTokenOnly']);
-    for (const [k, v] of Object.entries({ outputAttentions, outputHiddenStates, outputLogits, lastTokenOnly })) boolean(fn, k, v);
+      'outputLogits', 'lastTokenOnly', 'useCache']);
+    for (const [k, v] of Object.entries({ outputAttentions, outputHiddenStates, outputLogits, lastTokenOnly, useCache })) boolean(fn, k, v);
     if (!this.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
     const logits = outputLogits || lastTokenOnly;
     if (logits) this._checkHead(fn, lastTokenOnly ? 'lastTokenOnly' : 'outputLogits');
     const ids = idsInput(fn, 'inputIds', inputIds);
     const [B, L] = ids.dims.length === 2 ? ids.dims : [1, ids.dims[0]];
+    const given = attentionMask === undefined ? undefined : idsInput(fn, 'attentionMask', attentionMask).data;
     let positions = positionIds;
-    if (positions === undefined && this.spec.positionIds === 'padding') {
+    let mask = given === undefined ? undefined : { data: given, dims: [B, L] };
+    let cache = null;
+    if (useCache) {
+      cache = this._cacheStep(fn, B, L, given);
+      mask = cache.mask ? { data: cache.mask, dims: [B, cache.total] } : undefined;
+      if (positions === undefined) positions = cache.positions;
+    } else if (positions === undefined && this.spec.positionIds === 'padding') {
       positions = this._ak.positionIds(B, L, { inputIds: ids.data, paddingIdx: this.spec.embeddings.paddingIdx });
     }
-    const mask = attentionMask === undefined ? undefined : { data: idsInput(fn, 'attentionMask', attentionMask).data, dims: [B, L] };
+    const past = cache ? cache.total - L : 0;
+    const learned = this.spec.embeddings.positional === 'learned';
     let x = this.embeddings.forward({ data: ids.data, dims: [B, L] }, {
-      tokenTypeIds, positionIds: this.spec.embeddings.positional === 'learned' ? positions : undefined,
+      tokenTypeIds, positionIds: learned ? positions : undefined, pastLength: learned && positions === undefined ? past : 0,
     });
     const hidden = [], attentions = [];
     const rope = this.spec.layer.positional === 'rotary' ? positions : undefined;
-    for (const layer of this.layers) {
-      if (outputHiddenStates) hidden.push(x);
-      const r = layer.forward(x, { attentionMask: mask, positionIds: rope, returnWeights: outputAttentions });
-      if (outputAttentions) {
-        attentions.push(r.weights);
-        x = r.output;
-      } else {
-        x = r;
+    try {
+      for (const layer of this.layers) {
+        if (outputHiddenStates) hidden.push(x);
+        const r = layer.forward(x, { attentionMask: mask, positionIds: rope, returnWeights: outputAttentions, useCache });
+        if (outputAttentions) {
+          attentions.push(r.weights);
+          x = r.output;
+        } else {
+          x = r;
+        }
       }
+    } catch (e) {
+      // A failed step leaves every layer's cache as it was before the call.
+      if (cache) for (const layer of this.layers) layer._truncateCache(past);
+      throw e;
     }
+    if (cache) this._cache = { batch: B, length: cache.total, mask: cache.mask };
     if (this._final) {
       x = this.spec.finalNorm.norm === 'rmsnorm'
         ? this._ak.rmsNorm(x, { weight: this._final.weight, eps: this.spec.finalNorm.eps })
@@ -311,6 +357,58 @@ export class Model {
     if (outputAttentions) result.attentions = attentions;
     if (logits) result.logits = this._logits(fn, x.data, B, L, lastTokenOnly);
     return result;
+  }
+
+  // A cached call's checks and inputs: the whole mask [B, total] (null while every position is a
+  // token) and, with padding, each new token's position cumsum(mask) - 1 (padding at 1).
+  _cacheStep(fn, B, L, given) {
+    if (!this.spec.layer.causal) {
+      throw new AttnkitError(`${fn}: useCache: ${this.spec.family} models attend both ways, so there is nothing to cache ` +
+        '(the KV cache serves causal models: GPT-2, LLaMA)', { code: 'ERR_INVALID_ARGUMENT', argument: 'useCache' });
+    }
+    const c = this._cache;
+    const past = c?.length ?? 0, total = past + L;
+    if (c && c.batch !== B) {
+      throw new AttnkitError(`${fn}: the KV cache holds a batch of ${c.batch}, got inputIds with batch ${B} (call resetCache() to start over)`,
+        { code: 'ERR_SHAPE_MISMATCH', argument: 'inputIds' });
+    }
+    if (total > this.contextSize) {
+      throw new AttnkitError(`${fn}: the KV cache holds ${past} positions and inputIds adds ${L}; the model has ${this.contextSize} ` +
+        '(config.json) (call resetCache() to start over)', { code: 'ERR_OUT_OF_RANGE', argument: 'inputIds' });
+    }
+    let mask = null;
+    if (given !== undefined) {
+      if (given.length !== B * L && given.length !== B * total) {
+        throw new AttnkitError(`${fn}: with useCache, attentionMask must have [batch, cacheLength + length] = ${B * total} or ` +
+          `[batch, length] = ${B * L} elements, got ${given.length}`, { code: 'ERR_SHAPE_MISMATCH', argument: 'attentionMask' });
+      }
+      mask = new Int32Array(B * total);
+      for (let b = 0; b < B; b++) {
+        if (given.length === B * total) mask.set(given.subarray(b * total, (b + 1) * total), b * total);
+        else {
+          if (c?.mask) mask.set(c.mask.subarray(b * past, (b + 1) * past), b * total);
+          else mask.fill(1, b * total, b * total + past);
+          mask.set(given.subarray(b * L, (b + 1) * L), b * total + past);
+        }
+      }
+    } else if (c?.mask) {
+      mask = new Int32Array(B * total).fill(1);
+      for (let b = 0; b < B; b++) mask.set(c.mask.subarray(b * past, (b + 1) * past), b * total);
+    }
+    if (mask && mask.every((v) => v === 1)) mask = null;
+    let positions;
+    if (mask) {
+      positions = new Int32Array(B * L);
+      for (let b = 0; b < B; b++) {
+        let n = 0;
+        for (let j = 0; j < total; j++) {
+          if (mask[b * total + j]) n++;
+          if (j >= past) positions[b * L + j - past] = mask[b * total + j] ? n - 1 : 1;
+        }
+      }
+      positions = { data: positions, dims: [B, L] };
+    }
+    return { total, mask, positions };
   }
 
   _checkHead(fn, argument) {
@@ -337,8 +435,23 @@ export class Model {
     return new Tensor('float32', data, lastOnly ? [B, V] : [B, L, V]);
   }
 
+  /**
+   * Generates up to maxNewTokens after inputIds ([L] or a left-padded [batch, L] with
+   * attentionMask), with the KV cache: greedy by default, sampling with doSample. Resolves to
+   * {sequences, logits?, scores?, probabilities?}. See web/generate.js and the README.
+   */
+  generate(inputIds, options) {
+    return generate(this, inputIds, options);
+  }
+
+  /** generate from text: prompt (or prompts) -> {text, sequences, ...}; onToken streams text. */
+  generateText(tokenizer, prompt, options) {
+    return generateText(this, tokenizer, prompt, options);
+  }
+
   /** Frees every module's wasm memory. */
   dispose() {
+    this._cache = null;
     for (const m of this._modules) m.dispose();
     this._modules = [];
     this.embeddings = null;

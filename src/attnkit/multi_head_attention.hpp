@@ -90,6 +90,12 @@ class MultiHeadAttention : public HeapObject {
   // Drops cached positions past `length` (a caller undoing a failed step).
   void truncate_cache(int length) { cache_length_ = length < cache_length_ ? length : cache_length_; }
   int cache_length() const { return cache_length_; }
+  // The most positions the cache may hold (a model's context size): a call that would pass it is
+  // refused in prepare, and the cache never grows its storage past it.
+  void set_cache_limit(int positions) { cache_limit_ = positions < 1 ? 1 : positions; }
+  int cache_limit() const { return cache_limit_; }
+  // Bytes the cache's K and V storage holds now.
+  double cache_bytes() const { return k_cache_.data() ? 2.0 * sizeof(float) * k_cache_.size() : 0; }
 
  private:
   MultiHeadAttention() = default;
@@ -104,7 +110,7 @@ class MultiHeadAttention : public HeapObject {
   // Scratch reused across calls, and the cache [batch, kv_heads, capacity, head_dim] for K and V.
   FloatBuffer scratch_, k_cache_, v_cache_;
   RotaryTables rotary_tables_;
-  int cache_capacity_ = 0, cache_length_ = 0, cache_batch_ = 0;
+  int cache_capacity_ = 0, cache_length_ = 0, cache_batch_ = 0, cache_limit_ = 1 << 24;
 };
 
 }  // namespace attnkit

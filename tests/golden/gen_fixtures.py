@@ -845,6 +845,91 @@ def safetensors_dtypes():
 
 
 # ---------------------------------------------------------------------------------------- models
+def layer_norm(x, sd, prefix, eps):
+    return torch.nn.functional.layer_norm(x, x.shape[-1:], sd[prefix + ".weight"], sd[prefix + ".bias"], eps)
+
+
+def rms(x, w, eps):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+
+
+def heads(t, B, L, n, hd):
+    return t.view(B, L, n, hd).transpose(1, 2)
+
+
+def softmax_attention(q, k, v, additive, hd):
+    w = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(hd) + additive, dim=-1)
+    return w @ v, w
+
+
+def hf_mask(mask, causal):
+    """transformers' extended attention mask: (1 - mask) * finfo.min, plus the causal part."""
+    B, L = mask.shape
+    add = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
+    if causal:
+        tri = torch.ones(L, L, dtype=torch.bool).tril()
+        add = add + torch.zeros(L, L).masked_fill(~tri, torch.finfo(torch.float32).min)
+        add = add.clamp(min=torch.finfo(torch.float32).min)
+    return add
+
+
+def gpt2_forward(w, cfg, ids, mask, pos):
+    """GPT2Model as transformers writes it (Conv1D weights [in, out], pre-LN, gelu_new, ln_f on the
+    last state) -> (hidden states: after the embeddings, each layer, and ln_f; attention weights)."""
+    F = torch.nn.functional
+    B, L = ids.shape
+    D, H = cfg["n_embd"], cfg["n_head"]
+    hd = D // H
+    x = w["wte.weight"][ids] + w["wpe.weight"][pos]
+    hidden, attns = [], []
+    add = hf_mask(mask, True)
+    for i in range(cfg["n_layer"]):
+        hidden.append(x)
+        p = f"h.{i}."
+        conv = lambda z, m: torch.addmm(w[p + m + ".bias"], z.reshape(-1, z.shape[-1]), w[p + m + ".weight"]).view(B, L, -1)  # noqa: E731
+        h = layer_norm(x, w, p + "ln_1", 1e-5)
+        q, k, v = (heads(z, B, L, H, hd) for z in conv(h, "attn.c_attn").split(D, dim=2))
+        o, a = softmax_attention(q, k, v, add, hd)
+        attns.append(a)
+        x = x + conv(o.transpose(1, 2).reshape(B, L, D), "attn.c_proj")
+        h = layer_norm(x, w, p + "ln_2", 1e-5)
+        x = x + conv(F.gelu(conv(h, "mlp.c_fc"), approximate="tanh"), "mlp.c_proj")
+    hidden.append(layer_norm(x, w, "ln_f", 1e-5))
+    return hidden, attns
+
+
+def llama_forward(w, cfg, ids, mask, pos):
+    """LlamaModel as transformers writes it (RMSNorm, GQA, RoPE with the config's scaling, gated
+    SiLU MLP), weights under their model.* names -> (hidden states, attention weights)."""
+    F = torch.nn.functional
+    B, L = ids.shape
+    D, H, G = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    hd, eps = D // H, cfg["rms_norm_eps"]
+    scaling = cfg.get("rope_scaling")
+    scaling = scaling and {"type": scaling["rope_type"], "factor": scaling["factor"]}
+    x = w["model.embed_tokens.weight"][ids]
+    hidden, attns = [], []
+    add = hf_mask(mask, True)
+    for i in range(cfg["num_hidden_layers"]):
+        hidden.append(x)
+        p = f"model.layers.{i}."
+        h = rms(x, w[p + "input_layernorm.weight"], eps)
+        q = heads(h @ w[p + "self_attn.q_proj.weight"].T, B, L, H, hd)
+        k = heads(h @ w[p + "self_attn.k_proj.weight"].T, B, L, G, hd)
+        v = heads(h @ w[p + "self_attn.v_proj.weight"].T, B, L, G, hd)
+        q, _ = apply_rope(q, pos, hd, cfg["rope_theta"], "half", scaling)
+        k, _ = apply_rope(k, pos, hd, cfg["rope_theta"], "half", scaling)
+        k, v = k.repeat_interleave(H // G, dim=1), v.repeat_interleave(H // G, dim=1)
+        o, a = softmax_attention(q, k, v, add, hd)
+        attns.append(a)
+        x = x + o.transpose(1, 2).reshape(B, L, D) @ w[p + "self_attn.o_proj.weight"].T
+        h = rms(x, w[p + "post_attention_layernorm.weight"], eps)
+        x = x + (F.silu(h @ w[p + "mlp.gate_proj.weight"].T) * (h @ w[p + "mlp.up_proj.weight"].T)) @ \
+            w[p + "mlp.down_proj.weight"].T
+    hidden.append(rms(x, w["model.norm.weight"], eps))
+    return hidden, attns
+
+
 def models():
     """Tiny BERT, RoBERTa, GPT-2 and LLaMA checkpoints (random weights, fixed seed) written as
     Hugging Face writes them (config.json + model.safetensors, HF tensor names), and their
@@ -859,29 +944,6 @@ def models():
 
     def ln_params(prefix, D, sd):
         sd[prefix + ".weight"], sd[prefix + ".bias"] = 1 + rnd(D), rnd(D, sd=0.1)
-
-    def layer_norm(x, sd, prefix, eps):
-        return F.layer_norm(x, x.shape[-1:], sd[prefix + ".weight"], sd[prefix + ".bias"], eps)
-
-    def rms(x, w, eps):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
-
-    def heads(t, B, L, n, hd):
-        return t.view(B, L, n, hd).transpose(1, 2)
-
-    def softmax_attention(q, k, v, additive, hd):
-        w = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(hd) + additive, dim=-1)
-        return w @ v, w
-
-    def hf_mask(mask, causal):
-        """transformers' extended attention mask: (1 - mask) * finfo.min, plus the causal part."""
-        B, L = mask.shape
-        add = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
-        if causal:
-            tri = torch.ones(L, L, dtype=torch.bool).tril()
-            add = add + torch.zeros(L, L).masked_fill(~tri, torch.finfo(torch.float32).min)
-            add = add.clamp(min=torch.finfo(torch.float32).min)
-        return add
 
     def save(name, config, tensors, dtype=torch.float32):
         d = os.path.join(root, name)
@@ -978,22 +1040,8 @@ def models():
         t[p + "attn.bias"] = torch.ones(P, P).tril().view(1, 1, P, P)  # old checkpoints store the causal mask
     ln_params("ln_f", D, t)
     w = save("gpt2-tiny", cfg, t)
-    x = w["wte.weight"][ids] + w["wpe.weight"][torch.arange(7)]
-    hidden, attns = [], []
-    add = hf_mask(mask, True)
-    for i in range(Lyr):
-        hidden.append(x)
-        p = f"h.{i}."
-        conv = lambda z, m: torch.addmm(w[p + m + ".bias"], z.reshape(-1, z.shape[-1]), w[p + m + ".weight"]).view(2, 7, -1)  # noqa: E731
-        h = layer_norm(x, w, p + "ln_1", 1e-5)
-        q, k, v = (heads(z, 2, 7, H, hd) for z in conv(h, "attn.c_attn").split(D, dim=2))
-        o, a = softmax_attention(q, k, v, add, hd)
-        attns.append(a)
-        x = x + conv(o.transpose(1, 2).reshape(2, 7, D), "attn.c_proj")
-        h = layer_norm(x, w, p + "ln_2", 1e-5)
-        x = x + conv(F.gelu(conv(h, "mlp.c_fc"), approximate="tanh"), "mlp.c_proj")
-    x = layer_norm(x, w, "ln_f", 1e-5)
-    hidden.append(x)
+    hidden, attns = gpt2_forward(w, cfg, ids, mask, torch.arange(7))
+    x = hidden[-1]
     # GPT2LMHeadModel's head is the word table (tied): logits = ln_f(x) @ wte.T.
     cases.append({"name": "gpt2-tiny", "dir": "models/gpt2-tiny", "inputIds": i32list(ids), "dims": [2, 7],
                   "attentionMask": i32list(mask), "hiddenStates": [f32list(h) for h in hidden],
@@ -1020,33 +1068,82 @@ def models():
     t["model.norm.weight"] = 1 + rnd(D)
     t["lm_head.weight"] = rnd(V, D)
     w = save("llama-tiny-bf16", cfg, t, torch.bfloat16)
-    x = w["model.embed_tokens.weight"][ids]
-    hidden, attns = [], []
-    add = hf_mask(mask, True)
-    pos = torch.arange(7)
-    for i in range(Lyr):
-        hidden.append(x)
-        p = f"model.layers.{i}."
-        h = rms(x, w[p + "input_layernorm.weight"], 1e-6)
-        q = heads(h @ w[p + "self_attn.q_proj.weight"].T, 2, 7, H, hd)
-        k = heads(h @ w[p + "self_attn.k_proj.weight"].T, 2, 7, G, hd)
-        v = heads(h @ w[p + "self_attn.v_proj.weight"].T, 2, 7, G, hd)
-        q, _ = apply_rope(q, pos, hd, 10000.0, "half", {"type": "linear", "factor": 2.0})
-        k, _ = apply_rope(k, pos, hd, 10000.0, "half", {"type": "linear", "factor": 2.0})
-        k, v = k.repeat_interleave(H // G, dim=1), v.repeat_interleave(H // G, dim=1)
-        o, a = softmax_attention(q, k, v, add, hd)
-        attns.append(a)
-        x = x + o.transpose(1, 2).reshape(2, 7, D) @ w[p + "self_attn.o_proj.weight"].T
-        h = rms(x, w[p + "post_attention_layernorm.weight"], 1e-6)
-        x = x + (F.silu(h @ w[p + "mlp.gate_proj.weight"].T) * (h @ w[p + "mlp.up_proj.weight"].T)) @ \
-            w[p + "mlp.down_proj.weight"].T
-    x = rms(x, w["model.norm.weight"], 1e-6)
-    hidden.append(x)
+    hidden, attns = llama_forward(w, cfg, ids, mask, torch.arange(7))
+    x = hidden[-1]
     # LlamaForCausalLM with tie_word_embeddings false: its own lm_head.weight.
     cases.append({"name": "llama-tiny-bf16", "dir": "models/llama-tiny-bf16", "inputIds": i32list(ids), "dims": [2, 7],
                   "attentionMask": i32list(mask), "hiddenStates": [f32list(h) for h in hidden],
                   "attentions": [f32list(a) for a in attns], "logits": f32list(x @ w["lm_head.weight"].T)})
     write("models.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__, "cases": cases})
+
+
+def generation():
+    """Greedy decoding as a PyTorch loop that re-runs the whole sequence each step (no cache), for
+    a GPT-2 checkpoint with room for 32 new tokens (models/gpt2-gen, written here) and the LLaMA
+    one of models(): a single prompt and a left-padded batch, whose positions are cumsum(mask) - 1
+    (padding at 1) and whose mask grows by 1 per step, as transformers' generate does. Each
+    step's margin between the two largest logits is kept well above float32 noise."""
+    g = torch.Generator().manual_seed(21)
+    root = os.path.join(OUT, "models")
+
+    def rnd(*shape, sd=0.2):
+        return sd * torch.randn(*shape, generator=g)
+
+    V, D, Lyr, H, P = 96, 32, 2, 4, 64
+    cfg = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "vocab_size": V, "n_embd": D, "n_layer": Lyr,
+           "n_head": H, "n_positions": P, "n_inner": None, "activation_function": "gelu_new",
+           "layer_norm_epsilon": 1e-5, "bos_token_id": 95, "eos_token_id": 95}
+    t = {"wte.weight": rnd(V, D, sd=0.7), "wpe.weight": rnd(P, D, sd=0.3)}
+    for i in range(Lyr):
+        p = f"h.{i}."
+        for n in ["ln_1", "ln_2"]:
+            t[p + n + ".weight"], t[p + n + ".bias"] = 1 + rnd(D), rnd(D, sd=0.1)
+        t[p + "attn.c_attn.weight"], t[p + "attn.c_attn.bias"] = rnd(D, 3 * D, sd=0.3), rnd(3 * D, sd=0.05)
+        t[p + "attn.c_proj.weight"], t[p + "attn.c_proj.bias"] = rnd(D, D), rnd(D, sd=0.05)
+        t[p + "mlp.c_fc.weight"], t[p + "mlp.c_fc.bias"] = rnd(D, 4 * D), rnd(4 * D, sd=0.05)
+        t[p + "mlp.c_proj.weight"], t[p + "mlp.c_proj.bias"] = rnd(4 * D, D), rnd(D, sd=0.05)
+    t["ln_f.weight"], t["ln_f.bias"] = 1 + rnd(D), rnd(D, sd=0.1)
+    d = os.path.join(root, "gpt2-gen")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+        f.write("\n")
+    write_safetensors(os.path.join(d, "model.safetensors"), t, {"format": "pt"})
+    models_ = {"gpt2-gen": (gpt2_forward, t, cfg, lambda x: x @ t["wte.weight"].T)}
+    ld = os.path.join(root, "llama-tiny-bf16")
+    lw = {k: v.float() for k, v in read_safetensors(os.path.join(ld, "model.safetensors")).items()}
+    with open(os.path.join(ld, "config.json")) as f:
+        lcfg = json.load(f)
+    models_["llama-tiny-bf16"] = (llama_forward, lw, lcfg, lambda x: x @ lw["lm_head.weight"].T)
+
+    def greedy(name, prompts, new, pad):
+        forward, w, c, head = models_[name]
+        L = max(len(p) for p in prompts)
+        ids = torch.tensor([[pad] * (L - len(p)) + p for p in prompts])
+        mask = torch.tensor([[0] * (L - len(p)) + [1] * len(p) for p in prompts])
+        prompt_ids, prompt_mask = ids.clone(), mask.clone()
+        margins, step_logits = [], []
+        for step in range(new):
+            pos = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
+            with torch.no_grad():
+                logits = head(forward(w, c, ids, mask, pos)[0][-1][:, -1])
+            top = logits.topk(2, dim=-1).values
+            margins.append(float((top[:, 0] - top[:, 1]).min()))
+            if step in (0, new - 1):
+                step_logits.append(f32list(logits))
+            nxt = logits.argmax(-1)
+            ids = torch.cat([ids, nxt[:, None]], dim=1)
+            mask = torch.cat([mask, torch.ones(len(prompts), 1, dtype=mask.dtype)], dim=1)
+        assert min(margins) > 5e-4, (name, min(margins))  # attnkit and torch differ by ~1e-5
+        return {"model": name, "dir": "models/" + name, "inputIds": i32list(prompt_ids), "attentionMask": i32list(prompt_mask),
+                "dims": list(prompt_ids.shape), "maxNewTokens": new, "sequences": i32list(ids),
+                "firstLogits": step_logits[0], "lastLogits": step_logits[1], "minMargin": min(margins)}
+
+    cases = [greedy("gpt2-gen", [[7, 3, 88, 41, 12]], 32, 95),
+             greedy("gpt2-gen", [[7, 3, 88, 41, 12, 60, 2], [54, 9, 30]], 32, 95),
+             greedy("llama-tiny-bf16", [[1, 17, 33, 5, 60, 41]], 32, 0),
+             greedy("llama-tiny-bf16", [[1, 17, 33, 5, 60, 41, 26], [1, 50, 12]], 32, 0)]
+    write("generation.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__, "cases": cases})
 
 
 def read_safetensors(path):
@@ -1266,6 +1363,6 @@ def special_values():
 
 if __name__ == "__main__":
     which = sys.argv[1:] or ["positional", "embedding", "embeddings", "attention", "rotary", "modules", "safetensors",
-                                "safetensors_dtypes", "models", "repo_folders", "special_values"]
+                                "safetensors_dtypes", "models", "generation", "repo_folders", "special_values"]
     for name in which:
         globals()[name]()

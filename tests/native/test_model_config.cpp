@@ -130,3 +130,28 @@ TEST(ModelConfig, RejectsUnsupportedSettingsByName) {
   EXPECT_EQ(spec_of("[1]", spec).argument, "config");
   EXPECT_EQ(spec_of(std::string(100000, '[') + std::string(100000, ']'), spec).argument, "config");
 }
+
+// Generation's token ids: an integer or a list (Llama 3 lists several eos ids), null = none; ids
+// are not bounded by the vocabulary (the GPT-2 fixture keeps GPT-2's 50256), but must be ids.
+TEST(ModelConfig, ReadsGenerationTokenIds) {
+  json gpt2;
+  ASSERT_TRUE(spec_of(read_text("models/gpt2-tiny/config.json"), gpt2).ok());
+  EXPECT_EQ(gpt2["eosTokenIds"], json::array({50256}));
+  EXPECT_EQ(gpt2["bosTokenId"], 50256);
+  EXPECT_TRUE(gpt2["padTokenId"].is_null());
+  json llama = json::parse(read_text("models/llama-tiny-bf16/config.json"));
+  llama["eos_token_id"] = {2, 7};
+  llama["pad_token_id"] = nullptr;
+  json spec = spec_of(llama);
+  EXPECT_EQ(spec["eosTokenIds"], json::array({2, 7}));
+  EXPECT_EQ(spec["bosTokenId"], 1);
+  EXPECT_TRUE(spec["padTokenId"].is_null());
+  EXPECT_TRUE(spec["unknown"].empty()) << spec["unknown"].dump();
+  json bert = spec_of(json::parse(read_text("models/bert-tiny/config.json")));
+  EXPECT_EQ(bert["padTokenId"], 0);
+  EXPECT_EQ(bert["eosTokenIds"], json::array());
+  for (const json& bad : {json(-1), json(1.5), json("2"), json::array({1, "x"}), json(std::vector<int>(65, 1))}) {
+    llama["eos_token_id"] = bad;
+    EXPECT_EQ(error_of(llama), "eos_token_id") << bad.dump();
+  }
+}

@@ -218,6 +218,55 @@ TEST(MultiHeadAttention, KvCacheMatchesFullPass) {
   }
 }
 
+// The cache's storage is laid out again when a reset cache takes a larger batch (it once kept the
+// old layout, writing past the storage), and it never grows past the limit a model sets.
+TEST(MultiHeadAttention, KvCacheTakesANewBatchAfterResetAndKeepsToItsLimit) {
+  for (const auto& c : fixture()["mha"]) {
+    if (!c.value("causal", false)) continue;
+    auto m = make_module(c);
+    const auto query = floats(c["query"]);
+    const std::vector<int> dims = c["dims"];
+    const int B = dims[0], L = dims[1], D = dims[2];
+    const auto expected = floats(c["out"]);
+    auto run = [&](int batch, int from, int step, std::vector<float>& out) {
+      std::vector<float> chunk;
+      for (int b = 0; b < batch; ++b)
+        chunk.insert(chunk.end(), query.begin() + (static_cast<std::size_t>(b) * L + from) * D,
+                     query.begin() + (static_cast<std::size_t>(b) * L + from + step) * D);
+      MultiHeadAttention::Inputs in;
+      in.query = chunk.data();
+      in.query_length = static_cast<double>(chunk.size());
+      in.batch = batch, in.q_len = step, in.causal = true, in.use_cache = true;
+      std::size_t n_out = 0, n_w = 0;
+      Status s = m->prepare(in, n_out, n_w);
+      if (!s.ok()) return s;
+      out.resize(n_out);
+      return m->run(out.data(), nullptr, in);
+    };
+    std::vector<float> out;
+    // Batch 1 first (storage for one row), then the whole batch after a reset.
+    m->set_cache_limit(L);
+    ASSERT_TRUE(run(1, 0, 2, out).ok());
+    m->reset_cache();
+    std::vector<float> got(expected.size());
+    for (int done = 0; done < L; ++done) {
+      ASSERT_TRUE(run(B, done, 1, out).ok());
+      for (int b = 0; b < B; ++b)
+        std::copy(out.begin() + static_cast<std::size_t>(b) * D, out.begin() + static_cast<std::size_t>(b + 1) * D,
+                  got.begin() + (static_cast<std::size_t>(b) * L + done) * D);
+    }
+    EXPECT_LT(max_abs_diff(got, expected), 2e-5) << c["name"];
+    const double kv_heads = c["config"].value("numKvHeads", 0) ? static_cast<double>(c["config"]["numKvHeads"])
+                                                                 : static_cast<double>(c["config"]["numHeads"]);
+    const double head_dim = static_cast<double>(c["config"]["dim"]) / static_cast<double>(c["config"]["numHeads"]);
+    EXPECT_EQ(m->cache_bytes(), 2.0 * 4 * B * kv_heads * L * head_dim) << c["name"];
+    // Full: one more position is refused by name, the cache unchanged.
+    Status s = run(B, 0, 1, out);
+    EXPECT_EQ(s.argument, "useCache") << s.message;
+    EXPECT_EQ(m->cache_length(), L);
+  }
+}
+
 TEST(MultiHeadAttention, RejectsBadConfigsAndInputs) {
   std::unique_ptr<MultiHeadAttention> m;
   MultiHeadAttentionConfig c;
