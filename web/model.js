@@ -34,6 +34,20 @@ export const FAMILIES = {
       'output.LayerNorm.weight': 'norm2.weight', 'output.LayerNorm.bias': 'norm2.bias',
     },
     final: {},
+    // The masked-LM heads (BertForMaskedLM's cls.predictions.*, RobertaForMaskedLM's lm_head.*),
+    // top-level names; the decoder is the word table (tied: a stored decoder.weight is the same
+    // tensor, which transformers ties on load too).
+    mlm: {
+      'cls.predictions.transform.dense.weight': 'denseWeight', 'cls.predictions.transform.dense.bias': 'denseBias',
+      'cls.predictions.transform.LayerNorm.weight': 'normWeight', 'cls.predictions.transform.LayerNorm.bias': 'normBias',
+      'cls.predictions.bias': 'bias', 'cls.predictions.decoder.bias': 'bias',
+      'lm_head.dense.weight': 'denseWeight', 'lm_head.dense.bias': 'denseBias',
+      'lm_head.layer_norm.weight': 'normWeight', 'lm_head.layer_norm.bias': 'normBias',
+      'lm_head.bias': 'bias', 'lm_head.decoder.bias': 'bias',
+    },
+    tiedDecoder: /^(cls\.predictions|lm_head)\.decoder\.weight$/,
+    // BertModel's pooler: tanh(dense(h[:, 0])).
+    pooler: { 'pooler.dense.weight': 'weight', 'pooler.dense.bias': 'bias' },
     ignore: /^embeddings\.position_ids$|^embeddings\.token_type_ids$/,
     configKeys: {
       dim: 'hidden_size', numHeads: 'num_attention_heads', numKvHeads: 'num_attention_heads', headDim: 'head size',
@@ -141,8 +155,10 @@ export class Model {
     this._final = spec.finalNorm
       ? { weight: new Float32Array(D).fill(1), bias: spec.finalNorm.norm === 'layernorm' ? new Float32Array(D) : undefined }
       : null;
-    /** Tensors of the last setWeights that no module takes (heads such as lm_head, pooler). */
+    /** Tensors of the last setWeights that no module takes. */
     this.unusedWeights = [];
+    this._mlm = null; // BERT's / RoBERTa's masked-LM head weights, when the checkpoint has them
+    this._pooler = null;
     // The KV cache of every layer holds at most the model's positions (n_positions,
     // max_position_embeddings): its memory is bounded by 2 * layers * batch * kvHeads * headDim * 4
     // bytes per position. _cache: null, or {batch, length, mask (Int32Array [batch, length] once a
@@ -190,7 +206,7 @@ export class Model {
     }
     const f = this._family;
     const own = (table, key) => (Object.hasOwn(table, key) ? table[key] : undefined);
-    const emb = {}, final = {}, head = {}, layers = this.layers.map(() => ({}));
+    const emb = {}, final = {}, head = {}, mlm = {}, pooler = {}, layers = this.layers.map(() => ({}));
     const source = new Map(); // the module and our name -> the checkpoint's name, for messages
     const unused = [];
     const put = (target, ours, value, full, where) => {
@@ -219,6 +235,9 @@ export class Model {
         }
         put(layers[i], layerWeight, value, full, `layer ${i}`);
       } else if (name === 'lm_head.weight' && this.spec.lmHead === 'separate') put(head, 'word', value, full, 'lm_head');
+      else if (f.mlm && own(f.mlm, name)) put(mlm, f.mlm[name], value, full, 'the masked-LM head');
+      else if (f.pooler && own(f.pooler, name)) put(pooler, f.pooler[name], value, full, 'the pooler');
+      else if (f.tiedDecoder?.test(name)) continue;
       else unused.push(full);
     }
     const missing = this._missing(emb, layers, final);
@@ -246,6 +265,22 @@ export class Model {
     const plans = [named('embeddings', () => this.embeddings._checkWeights(emb)),
       ...this.layers.map((l, i) => named(`layer ${i}`, () => l._checkWeights(layers[i])))];
     const headPlan = head.word ? named('lm_head', () => this._head._checkWeights(head)) : null;
+    const D = this.spec.layer.dim, V = this.spec.embeddings.vocabSize;
+    const vectors = (what, given, dims) => {
+      const out = {};
+      for (const [k, n] of Object.entries(dims)) {
+        if (given[k] === undefined) return null; // a head is there only with all its tensors
+        const t = given[k]?.data ?? given[k];
+        if (!(t instanceof Float32Array) || t.length !== n) {
+          throw new AttnkitError(`${fn}: ${what}'s ${k} must be a Float32Array of ${n}, got ${describe(t)}`,
+            { code: 'ERR_SHAPE_MISMATCH', argument: source.get(`${what}/${k}`) ?? k });
+        }
+        out[k] = t;
+      }
+      return out;
+    };
+    const mlmWeights = vectors('the masked-LM head', mlm, { denseWeight: D * D, denseBias: D, normWeight: D, normBias: D, bias: V });
+    const poolerWeights = vectors('the pooler', pooler, { weight: D * D, bias: D });
     const finals = Object.keys(final).map((k) => {
       const t = final[k]?.data ?? final[k];
       if (!(t instanceof Float32Array) || t.length !== this.spec.layer.dim) {
@@ -259,6 +294,11 @@ export class Model {
     for (const [k, t] of finals) this._final[k] = t;
     if (headPlan) this._head._writeWeights(headPlan);
     this._headSet = this.spec.lmHead === 'tied' || headPlan !== null;
+    this._mlm = mlmWeights;
+    this._pooler = poolerWeights;
+    // Tensors of a head given in part are listed as unused (the head stays off).
+    if (!mlmWeights) unused.push(...Object.keys(mlm).map((k) => source.get(`the masked-LM head/${k}`)));
+    if (!poolerWeights) unused.push(...Object.keys(pooler).map((k) => source.get(`the pooler/${k}`)));
     this.unusedWeights = unused;
     return this;
   }
@@ -302,13 +342,22 @@ export class Model {
     const fn = 'forward';
     const {
       attentionMask, tokenTypeIds, positionIds, outputAttentions = false, outputHiddenStates = false, outputLogits = false,
-      lastTokenOnly = false, useCache = false,
+      lastTokenOnly = false, useCache = false, pooling, normalize = false,
     } = checkOptions(fn, options, ['attentionMask', 'tokenTypeIds', 'positionIds', 'outputAttentions', 'outputHiddenStates',
-      'outputLogits', 'lastTokenOnly', 'useCache']);
-    for (const [k, v] of Object.entries({ outputAttentions, outputHiddenStates, outputLogits, lastTokenOnly, useCache })) boolean(fn, k, v);
+      'outputLogits', 'lastTokenOnly', 'useCache', 'pooling', 'normalize']);
+    for (const [k, v] of Object.entries({ outputAttentions, outputHiddenStates, outputLogits, lastTokenOnly, useCache, normalize })) boolean(fn, k, v);
     if (!this.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
     const logits = outputLogits || lastTokenOnly;
     if (logits) this._checkHead(fn, lastTokenOnly ? 'lastTokenOnly' : 'outputLogits');
+    if (pooling !== undefined) this._checkPooling(fn, pooling);
+    if (pooling !== undefined && useCache) {
+      throw new AttnkitError(`${fn}: pooling reads the whole sequence; it does not combine with useCache`,
+        { code: 'ERR_INVALID_ARGUMENT', argument: 'pooling' });
+    }
+    if (normalize && pooling === undefined) {
+      throw new AttnkitError(`${fn}: normalize applies to a pooled embedding; pass pooling ('mean', 'cls', 'last' or 'pooler')`,
+        { code: 'ERR_INVALID_ARGUMENT', argument: 'normalize' });
+    }
     const ids = idsInput(fn, 'inputIds', inputIds);
     const [B, L] = ids.dims.length === 2 ? ids.dims : [1, ids.dims[0]];
     const given = attentionMask === undefined ? undefined : idsInput(fn, 'attentionMask', attentionMask).data;
@@ -356,7 +405,63 @@ export class Model {
     if (outputHiddenStates) result.hiddenStates = hidden;
     if (outputAttentions) result.attentions = attentions;
     if (logits) result.logits = this._logits(fn, x.data, B, L, lastTokenOnly);
+    if (pooling !== undefined) result.pooled = this._pool(x.data, B, L, pooling, normalize, given ?? null);
     return result;
+  }
+
+  _checkPooling(fn, pooling) {
+    if (!['mean', 'cls', 'last', 'pooler'].includes(pooling)) {
+      throw new AttnkitError(`${fn}: pooling must be 'mean', 'cls', 'last' or 'pooler', got ${describe(pooling)}`,
+        { code: 'ERR_INVALID_ARGUMENT', argument: 'pooling' });
+    }
+    if (pooling === 'pooler' && !this._pooler) {
+      throw new AttnkitError(`${fn}: pooling 'pooler' needs BERT's pooler.dense weights, which ${this._family.pooler ? 'the weights lack' :
+        `${this.spec.family} models do not have`}; use 'mean' or 'cls'`, { code: 'ERR_INVALID_ARGUMENT', argument: 'pooling' });
+    }
+  }
+
+  // Sentence embeddings [B, D] from the last hidden states, as sentence-transformers pools: the
+  // mean over the attention mask (sum(h * m) / max(sum(m), 1e-9)), the first token, each row's
+  // last real token, or BERT's pooler; normalize: divided by max(L2 norm, 1e-12) (F.normalize).
+  _pool(h, B, L, pooling, normalize, mask) {
+    const D = this.spec.layer.dim;
+    let out = new Float32Array(B * D);
+    for (let b = 0; b < B; b++) {
+      const row = out.subarray(b * D, (b + 1) * D);
+      const at = (i) => h.subarray((b * L + i) * D, (b * L + i + 1) * D);
+      const on = (i) => !mask || mask[b * L + i] !== 0;
+      if (pooling === 'mean') {
+        const sum = new Float64Array(D);
+        let n = 0;
+        for (let i = 0; i < L; i++) {
+          if (!on(i)) continue;
+          n++;
+          const v = at(i);
+          for (let d = 0; d < D; d++) sum[d] += v[d];
+        }
+        for (let d = 0; d < D; d++) row[d] = sum[d] / Math.max(n, 1e-9);
+      } else if (pooling === 'last') {
+        let i = L - 1;
+        while (i > 0 && !on(i)) i--;
+        row.set(at(i));
+      } else {
+        row.set(at(0));
+      }
+    }
+    if (pooling === 'pooler') {
+      out = this._ak.linear(new Tensor('float32', out, [B, D]), new Tensor('float32', this._pooler.weight, [D, D]), { bias: this._pooler.bias }).data;
+      for (let i = 0; i < out.length; i++) out[i] = Math.tanh(out[i]);
+    }
+    if (normalize) {
+      for (let b = 0; b < B; b++) {
+        const row = out.subarray(b * D, (b + 1) * D);
+        let ss = 0;
+        for (const v of row) ss += v * v;
+        const n = Math.max(Math.sqrt(ss), 1e-12);
+        for (let d = 0; d < D; d++) row[d] /= n;
+      }
+    }
+    return new Tensor('float32', out, [B, D]);
   }
 
   // A cached call's checks and inputs: the whole mask [B, total] (null while every position is a
@@ -412,6 +517,13 @@ export class Model {
   }
 
   _checkHead(fn, argument) {
+    if (this._family.mlm) {
+      if (!this._mlm) {
+        throw new AttnkitError(`${fn}: ${argument}: the weights have no masked-LM head (BertForMaskedLM's cls.predictions.* or ` +
+          "RobertaForMaskedLM's lm_head.*), so there are no logits", { code: 'ERR_INVALID_ARGUMENT', argument });
+      }
+      return;
+    }
     if (!this._head) {
       throw new AttnkitError(`${fn}: ${argument}: ${this.spec.family} models have no language-model head in attnkit yet ` +
         '(GPT-2 and LLaMA do)', { code: 'ERR_INVALID_ARGUMENT', argument });
@@ -431,7 +543,19 @@ export class Model {
       rows = new Float32Array(B * D);
       for (let b = 0; b < B; b++) rows.set(hidden.subarray((b * L + L - 1) * D, (b * L + L) * D), b * D);
     }
-    const data = this._head._logits(fn, rows, lastOnly ? B : B * L);
+    const n = lastOnly ? B : B * L;
+    let data;
+    if (this._mlm) {
+      // The masked-LM head: LayerNorm(act(dense(x))) @ word.T + bias.
+      const m = this._mlm, act = this.spec.family === 'roberta' ? 'gelu' : this.spec.layer.activation;
+      let t = this._ak.linear(new Tensor('float32', rows, [n, D]), new Tensor('float32', m.denseWeight, [D, D]), { bias: m.denseBias });
+      t = this._ak.activation(t, act);
+      t = this._ak.layerNorm(t, { gamma: m.normWeight, beta: m.normBias, eps: this.spec.layer.eps });
+      data = this.embeddings._logits(fn, t.data, n);
+      for (let r = 0; r < n; r++) for (let v = 0; v < V; v++) data[r * V + v] += m.bias[v];
+    } else {
+      data = this._head._logits(fn, rows, n);
+    }
     return new Tensor('float32', data, lastOnly ? [B, V] : [B, L, V]);
   }
 

@@ -988,6 +988,17 @@ def models():
         stored = {prefix + k: v for k, v in t.items()}
         if model_type == "bert":
             stored["cls.predictions.bias"] = rnd(V)
+        # The masked-LM head (BertForMaskedLM's cls.predictions, RobertaForMaskedLM's lm_head; the
+        # decoder is the word table, tied), drawn from its own generator so the rest is unchanged.
+        hg = torch.Generator().manual_seed(31 if model_type == "bert" else 32)
+        head = "cls.predictions.transform." if model_type == "bert" else "lm_head."
+        norm = "LayerNorm" if model_type == "bert" else "layer_norm"
+        stored[head + "dense.weight"] = 0.2 * torch.randn(D, D, generator=hg)
+        stored[head + "dense.bias"] = 0.05 * torch.randn(D, generator=hg)
+        stored[head + norm + ".weight"] = 1 + 0.2 * torch.randn(D, generator=hg)
+        stored[head + norm + ".bias"] = 0.1 * torch.randn(D, generator=hg)
+        if model_type == "roberta":
+            stored["lm_head.bias"] = 0.2 * torch.randn(V, generator=hg)
         w = save(name, cfg, stored, dtype)
         w = {k[len(prefix):]: v for k, v in w.items() if k.startswith(prefix)}
         ids_ = ids if pad == 0 else torch.where(mask.bool(), ids, torch.full_like(ids, pad))
@@ -1075,6 +1086,44 @@ def models():
                   "attentionMask": i32list(mask), "hiddenStates": [f32list(h) for h in hidden],
                   "attentions": [f32list(a) for a in attns], "logits": f32list(x @ w["lm_head.weight"].T)})
     write("models.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__, "cases": cases})
+
+
+def model_heads():
+    """The heads over the base models' last hidden states (PyTorch's, from models.json): BERT's and
+    RoBERTa's masked-LM logits (dense, gelu, LayerNorm, the tied word table, bias), BERT's pooler
+    (tanh(dense(h[:, 0]))), and sentence embeddings pooled as sentence-transformers does: the mean
+    over the attention mask (sum(h * m) / clamp(sum(m), 1e-9)), the first token, the last real
+    token, each also L2-normalised (F.normalize)."""
+    F = torch.nn.functional
+    with open(os.path.join(OUT, "models.json")) as f:
+        base = {c["name"]: c for c in json.load(f)["cases"]}
+    cases = []
+    for name, prefix, head, norm, bias in [("bert-tiny", "bert.", "cls.predictions.transform.", "LayerNorm", "cls.predictions.bias"),
+                                           ("roberta-tiny-f16", "", "lm_head.", "layer_norm", "lm_head.bias"),
+                                           ("gpt2-tiny", None, None, None, None)]:
+        c = base[name]
+        d = os.path.join(OUT, "models", name)
+        w = {k: v.float() for k, v in read_safetensors(os.path.join(d, "model.safetensors")).items()}
+        with open(os.path.join(d, "config.json")) as f:
+            cfg = json.load(f)
+        B, L = c["dims"]
+        h = torch.tensor(c["hiddenStates"][-1]).view(B, L, -1)
+        mask = torch.tensor(c["attentionMask"]).view(B, L)
+        m = mask[..., None].float()
+        mean = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
+        last = h[torch.arange(B), mask.sum(1) - 1]
+        out = {"name": name, "dir": c["dir"], "inputIds": c["inputIds"], "dims": c["dims"], "attentionMask": c["attentionMask"],
+               "tokenTypeIds": c.get("tokenTypeIds"), "mean": f32list(mean), "cls": f32list(h[:, 0]), "last": f32list(last),
+               "meanNormalized": f32list(F.normalize(mean, p=2, dim=1)), "clsNormalized": f32list(F.normalize(h[:, 0], p=2, dim=1))}
+        if head:
+            t = F.gelu(h @ w[head + "dense.weight"].T + w[head + "dense.bias"])
+            t = F.layer_norm(t, t.shape[-1:], w[head + norm + ".weight"], w[head + norm + ".bias"], cfg["layer_norm_eps"])
+            out["mlmLogits"] = f32list(t @ w[prefix + "embeddings.word_embeddings.weight"].T + w[bias])
+            pooled = torch.tanh(h[:, 0] @ w[prefix + "pooler.dense.weight"].T + w[prefix + "pooler.dense.bias"])
+            out["pooler"] = f32list(pooled)
+            out["poolerNormalized"] = f32list(F.normalize(pooled, p=2, dim=1))
+        cases.append(out)
+    write("heads.json", {"generator": "tests/golden/gen_fixtures.py", "torch": torch.__version__, "cases": cases})
 
 
 def generation():
@@ -1363,6 +1412,6 @@ def special_values():
 
 if __name__ == "__main__":
     which = sys.argv[1:] or ["positional", "embedding", "embeddings", "attention", "rotary", "modules", "safetensors",
-                                "safetensors_dtypes", "models", "generation", "repo_folders", "special_values"]
+                                "safetensors_dtypes", "models", "model_heads", "generation", "repo_folders", "special_values"]
     for name in which:
         globals()[name]()
