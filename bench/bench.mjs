@@ -1,5 +1,5 @@
 // `npm run bench [-- section ...]`: attnkit against its peers, measured in the same run.
-// Sections: load, positional, embeddings, attention, model, memory, tokenizers (default: all). Prints markdown tables; writes bench/results/last.json.
+// Sections: load, positional, embeddings, attention, model, generate, memory, tokenizers (default: all). Prints markdown tables; writes bench/results/last.json.
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -9,6 +9,7 @@ import { ROOT, fresh, fmt, interleaved, stats, table } from './lib.mjs';
 import { benchEmbeddings } from './embeddings.mjs';
 import { benchAttention } from './attention.mjs';
 import { benchModel } from './model.mjs';
+import { benchGenerate } from './generate.mjs';
 import { benchLoadMemory } from './load_memory.mjs';
 import { benchTokenizers } from './tokenizers.mjs';
 
@@ -138,6 +139,10 @@ if (want('tokenizers')) {
 
 if (want('model')) {
   results.model = await benchModel({ simd: await load({ simd: true }), scalar: await load({ simd: false }) });
+}
+
+if (want('generate')) {
+  results.generate = await benchGenerate({ simd: await load({ simd: true }), scalar: await load({ simd: false }) });
 }
 
 fs.mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });

@@ -21,7 +21,9 @@ export type ErrorCode =
   | 'ERR_OUT_OF_MEMORY'
   | 'ERR_SIMD_UNSUPPORTED'
   | 'ERR_LOAD'
-  | 'ERR_DISPOSED';
+  | 'ERR_DISPOSED'
+  | 'ERR_ABORTED'
+  | 'ERR_INVALID_VALUE';
 
 /** Thrown for bad arguments and load failures. */
 export class AttnkitError extends Error {
@@ -320,9 +322,14 @@ export class EncoderLayer {
    * norm1.weight, ...; norm3/norm4 in the sandwich placement) or the MultiHeadAttention names.
    */
   setWeights(weights: { [name: string]: Floats | undefined }): this;
-  forward(x: Floats, options?: Omit<MultiHeadAttentionForwardOptions, 'key' | 'value' | 'useCache'> & { returnWeights?: false }): Tensor<Float32Array>;
-  forward(x: Floats, options: Omit<MultiHeadAttentionForwardOptions, 'key' | 'value' | 'useCache'> & { returnWeights: true }): { output: Tensor<Float32Array>; weights: Tensor<Float32Array> };
-  forward(x: Floats, options?: Omit<MultiHeadAttentionForwardOptions, 'key' | 'value' | 'useCache'>): Tensor<Float32Array> | { output: Tensor<Float32Array>; weights: Tensor<Float32Array> };
+  forward(x: Floats, options?: Omit<MultiHeadAttentionForwardOptions, 'key' | 'value'> & { returnWeights?: false }): Tensor<Float32Array>;
+  forward(x: Floats, options: Omit<MultiHeadAttentionForwardOptions, 'key' | 'value'> & { returnWeights: true }): { output: Tensor<Float32Array>; weights: Tensor<Float32Array> };
+  forward(x: Floats, options?: Omit<MultiHeadAttentionForwardOptions, 'key' | 'value'>): Tensor<Float32Array> | { output: Tensor<Float32Array>; weights: Tensor<Float32Array> };
+  /** Keys held by the self-attention's KV cache per sequence. */
+  readonly cacheLength: number;
+  /** Bytes of the KV cache's storage (kept by resetCache, freed by dispose). */
+  readonly cacheBytes: number;
+  resetCache(): this;
   dispose(): void;
 }
 
@@ -365,6 +372,10 @@ export interface ModelSpec {
   finalNorm: null | { norm: 'layernorm' | 'rmsnorm'; eps: number };
   /** The causal-LM head: the word table (tie_word_embeddings) or its own lm_head.weight; null for BERT and RoBERTa. */
   lmHead: 'tied' | 'separate' | null;
+  /** config.json's eos_token_id as a list (empty when none); generation stops a row at any of them. */
+  eosTokenIds: number[];
+  bosTokenId: number | null;
+  padTokenId: number | null;
   /** config.json settings without effect on a forward pass (dropouts, token ids, dtype, ...). */
   ignored: string[];
   /** config.json settings attnkit does not know: not applied. */
@@ -380,6 +391,8 @@ export interface ModelOutput {
   attentions?: Tensor<Float32Array>[];
   /** With outputLogits: [batch, L, vocab]; with lastTokenOnly: [batch, vocab] (the last position of each row). */
   logits?: Tensor<Float32Array>;
+  /** With pooling: a sentence embedding per row [batch, dim]. */
+  pooled?: Tensor<Float32Array>;
 }
 
 export interface ModelForwardOptions {
@@ -392,13 +405,88 @@ export interface ModelForwardOptions {
   outputLogits?: boolean;
   /** Only the last position's logits: `logits` [batch, vocab] (what generation needs; the full [batch, L, vocab] is never made). */
   lastTokenOnly?: boolean;
+  /**
+   * Causal models: attend over the KV cache and append to it; positions continue from it (per row
+   * cumsum(mask) - 1 when a mask was given); attentionMask then covers [batch, cacheLength + L] or [batch, L].
+   */
+  useCache?: boolean;
+  /** A sentence embedding per row in `pooled`: the mean over the mask, the first token, the last real token, or BERT's pooler. */
+  pooling?: 'mean' | 'cls' | 'last' | 'pooler';
+  /** L2-normalise the pooled embedding. */
+  normalize?: boolean;
+}
+
+export interface GenerateEvent {
+  /** 0 for the first new token. */
+  step: number;
+  /** This step's token per row (finished rows get padTokenId). */
+  tokenIds: Int32Array;
+  /** Which rows have finished (an eos id or a stop string). */
+  finished: boolean[];
+}
+
+export interface GenerateOptions {
+  /** New tokens at most (default 20); the prompt plus these must fit the model's positions. */
+  maxNewTokens?: number;
+  /** Sample instead of greedy argmax (default false). */
+  doSample?: boolean;
+  /** Sampling: logits / temperature (> 0, default 1). */
+  temperature?: number;
+  /** Sampling: keep the k most likely tokens (default 50, 0 = off). */
+  topK?: number;
+  /** Sampling: keep the most likely tokens whose mass reaches topP (in (0, 1], default 1 = off). */
+  topP?: number;
+  /** Sampling: drop tokens below minP times the most likely one's probability (in [0, 1], default 0). */
+  minP?: number;
+  /** Divide positive and multiply negative logits of tokens already in the row (> 0, default 1 = off). */
+  repetitionPenalty?: number;
+  /** Sampling: a 32-bit seed for the documented xoshiro128** generator (default: random). */
+  seed?: number;
+  /** Ids that finish a row (default: config.json's eos_token_id; null = none). */
+  eosTokenId?: number | number[] | null;
+  /** What finished rows continue with (default: config.json's pad or eos id). */
+  padTokenId?: number;
+  /** Texts that finish a row once its new text contains one (needs tokenizer). */
+  stopStrings?: string | string[];
+  tokenizer?: Tokenizer;
+  /** Called after each step; a returned promise is awaited. */
+  onToken?: (event: GenerateEvent) => void | Promise<void>;
+  /** An AbortSignal: cancels between steps (generate rejects with ERR_ABORTED). */
+  signal?: { readonly aborted: boolean; readonly reason?: unknown };
+  /** Left padding: [batch, L], 1 = token, 0 = padding. */
+  attentionMask?: Ids;
+  /** Each step's raw logits [batch, vocab] in `logits`. */
+  outputLogits?: boolean;
+  /** Each step's processed scores [batch, vocab] (penalties, temperature, filters) in `scores`. */
+  outputScores?: boolean;
+  /** Each step's distribution [batch, vocab] (greedy: softmax of the scores) in `probabilities`. */
+  outputProbabilities?: boolean;
+}
+
+export interface GenerateOutput {
+  /** The prompt and the new tokens: [batch, L + n] (or [L + n] for a [L] prompt). */
+  sequences: Tensor<Int32Array>;
+  logits?: Tensor<Float32Array>[];
+  scores?: Tensor<Float32Array>[];
+  probabilities?: Tensor<Float32Array>[];
+}
+
+export interface GenerateTextEvent<T extends string | string[] = string> extends GenerateEvent {
+  /** Newly complete text since the last call (one string per prompt for a list of prompts). */
+  text: T;
+}
+
+export interface GenerateTextOptions<T extends string | string[] = string> extends Omit<GenerateOptions, 'attentionMask' | 'tokenizer' | 'onToken'> {
+  /** The tokenizer's template (LLaMA's BOS); default true. */
+  addSpecialTokens?: boolean;
+  onToken?: (event: GenerateTextEvent<T>) => void | Promise<void>;
 }
 
 export class Model {
   /** The bound form is `new ak.Model(spec)`. */
   constructor(ak: Attnkit, spec: ModelSpec);
   readonly spec: ModelSpec;
-  /** Tensors of the last setWeights that no module takes (lm_head, pooler, ...). */
+  /** Tensors of the last setWeights that no module takes. */
   readonly unusedWeights: string[];
   /** A Hugging Face state dict (names as in the checkpoint, heads' prefixes such as "bert." accepted). */
   setWeights(weights: { [name: string]: Floats } | Safetensors): this;
@@ -409,7 +497,20 @@ export class Model {
   forward<O extends ModelForwardOptions = {}>(inputIds: Ids, options?: O): ModelOutput
     & (O extends { outputHiddenStates: true } ? { hiddenStates: Tensor<Float32Array>[] } : {})
     & (O extends { outputAttentions: true } ? { attentions: Tensor<Float32Array>[] } : {})
-    & (O extends { outputLogits: true } | { lastTokenOnly: true } ? { logits: Tensor<Float32Array> } : {});
+    & (O extends { outputLogits: true } | { lastTokenOnly: true } ? { logits: Tensor<Float32Array> } : {})
+    & (O extends { pooling: string } ? { pooled: Tensor<Float32Array> } : {});
+  /** The model's positions (n_positions / max_position_embeddings): the KV cache's bound. */
+  readonly contextSize: number;
+  /** Positions held by the KV cache. */
+  readonly cacheLength: number;
+  /** Bytes of the layers' KV cache storage. */
+  readonly cacheBytes: number;
+  resetCache(): this;
+  /** Greedy or sampled continuation of inputIds with the KV cache (GPT-2, LLaMA). */
+  generate(inputIds: Ids, options?: GenerateOptions): Promise<GenerateOutput>;
+  /** generate from text: the new text of one prompt, or of each prompt of a list (one left-padded batch). */
+  generateText(tokenizer: Tokenizer, prompt: string, options?: GenerateTextOptions<string>): Promise<GenerateOutput & { text: string }>;
+  generateText(tokenizer: Tokenizer, prompt: string[], options?: GenerateTextOptions<string[]>): Promise<GenerateOutput & { text: string[] }>;
   dispose(): void;
 }
 

@@ -85,3 +85,21 @@ const st = await ak.loadSafetensors(new Uint8Array(8));
 const anyTensor: Tensor<import('attnkit').TensorData> | undefined = st.tensors['x'];
 emb1.dispose(); emb2.dispose(); tok1.dispose(); m1.dispose(); m2.dispose();
 export { nextLogits, all, noLogits, backend, simd, boolType, maskBytes, inverted, t, plain, both, eitherOutput, layers, heads, notAsked, rows, tokens, one, anyTensor };
+
+// Generation and pooling (issue 20).
+async function generation(ak: Attnkit, model: Model, tok: Tokenizer) {
+  const r = await model.generate([1, 2, 3], { maxNewTokens: 4, doSample: true, topK: 5, seed: 1, outputProbabilities: true });
+  const seq: Int32Array = r.sequences.data;
+  const probs: Tensor<Float32Array>[] | undefined = r.probabilities;
+  const one = await model.generateText(tok, 'Hi', { onToken: (e) => { const t: string = e.text; void t; } });
+  const s: string = one.text;
+  const many = await model.generateText(tok, ['Hi', 'Yo'], { onToken: (e) => { const t: string[] = e.text; void t; } });
+  const m: string[] = many.text;
+  const pooled: Tensor<Float32Array> = model.forward([1, 2], { pooling: 'mean', normalize: true }).pooled;
+  const n: number = model.cacheLength + model.cacheBytes + model.contextSize;
+  model.resetCache().forward([5], { useCache: true });
+  // @ts-expect-error pooling takes one of four names
+  model.forward([1], { pooling: 'max' });
+  void [ak, seq, probs, s, m, pooled, n];
+}
+void generation;
