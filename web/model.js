@@ -36,16 +36,16 @@ export const FAMILIES = {
     final: {},
     // The masked-LM heads (BertForMaskedLM's cls.predictions.*, RobertaForMaskedLM's lm_head.*),
     // top-level names; the decoder is the word table (tied: a stored decoder.weight is the same
-    // tensor, which transformers ties on load too).
+    // tensor, which transformers ties on load too) and decoder.bias an alias of the head's bias.
     mlm: {
       'cls.predictions.transform.dense.weight': 'denseWeight', 'cls.predictions.transform.dense.bias': 'denseBias',
       'cls.predictions.transform.LayerNorm.weight': 'normWeight', 'cls.predictions.transform.LayerNorm.bias': 'normBias',
-      'cls.predictions.bias': 'bias', 'cls.predictions.decoder.bias': 'bias',
+      'cls.predictions.bias': 'bias',
       'lm_head.dense.weight': 'denseWeight', 'lm_head.dense.bias': 'denseBias',
       'lm_head.layer_norm.weight': 'normWeight', 'lm_head.layer_norm.bias': 'normBias',
-      'lm_head.bias': 'bias', 'lm_head.decoder.bias': 'bias',
+      'lm_head.bias': 'bias',
     },
-    tiedDecoder: /^(cls\.predictions|lm_head)\.decoder\.weight$/,
+    tiedDecoder: /^(cls\.predictions|lm_head)\.decoder\.(weight|bias)$/,
     // BertModel's pooler: tanh(dense(h[:, 0])).
     pooler: { 'pooler.dense.weight': 'weight', 'pooler.dense.bias': 'bias' },
     ignore: /^embeddings\.position_ids$|^embeddings\.token_type_ids$/,

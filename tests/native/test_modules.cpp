@@ -174,6 +174,34 @@ TEST(MultiHeadAttention, MatchesPyTorch) {
   }
 }
 
+namespace {
+
+// One cached call on positions [from, from + step) of the first `batch` rows of query [B, L, D];
+// the output rows go to their places in `got` (when given).
+Status cached_step(MultiHeadAttention& m, const std::vector<float>& query, int L, int D, int batch, int from, int step,
+                   std::vector<float>* got) {
+  std::vector<float> chunk;
+  for (int b = 0; b < batch; ++b)
+    chunk.insert(chunk.end(), query.begin() + (static_cast<std::size_t>(b) * L + from) * D,
+                 query.begin() + (static_cast<std::size_t>(b) * L + from + step) * D);
+  MultiHeadAttention::Inputs in;
+  in.query = chunk.data();
+  in.query_length = static_cast<double>(chunk.size());
+  in.batch = batch, in.q_len = step, in.causal = true, in.use_cache = true;
+  std::size_t n_out = 0, n_w = 0;
+  Status s = m.prepare(in, n_out, n_w);
+  if (!s.ok()) return s;
+  std::vector<float> out(n_out);
+  s = m.run(out.data(), nullptr, in);
+  if (s.ok() && got)
+    for (int b = 0; b < batch; ++b)
+      std::copy(out.begin() + static_cast<std::size_t>(b) * step * D, out.begin() + static_cast<std::size_t>(b + 1) * step * D,
+                got->begin() + (static_cast<std::size_t>(b) * L + from) * D);
+  return s;
+}
+
+}  // namespace
+
 // Decoding with the cache, a prefix and then one token at a time, gives the rows of one full
 // causal pass (LLaMA case: RoPE positions continue from the cache length).
 TEST(MultiHeadAttention, KvCacheMatchesFullPass) {
@@ -187,21 +215,7 @@ TEST(MultiHeadAttention, KvCacheMatchesFullPass) {
     std::vector<float> got(expected.size());
     int done = 0;
     for (int step : {L - 3, 1, 1, 1}) {
-      std::vector<float> chunk;
-      for (int b = 0; b < B; ++b)
-        chunk.insert(chunk.end(), query.begin() + (static_cast<std::size_t>(b) * L + done) * D,
-                     query.begin() + (static_cast<std::size_t>(b) * L + done + step) * D);
-      MultiHeadAttention::Inputs in;
-      in.query = chunk.data();
-      in.query_length = static_cast<double>(chunk.size());
-      in.batch = B, in.q_len = step, in.causal = true, in.use_cache = true;
-      std::size_t n_out = 0, n_w = 0;
-      ASSERT_TRUE(m->prepare(in, n_out, n_w).ok());
-      std::vector<float> out(n_out);
-      ASSERT_TRUE(m->run(out.data(), nullptr, in).ok());
-      for (int b = 0; b < B; ++b)
-        std::copy(out.begin() + static_cast<std::size_t>(b) * step * D, out.begin() + static_cast<std::size_t>(b + 1) * step * D,
-                  got.begin() + (static_cast<std::size_t>(b) * L + done) * D);
+      ASSERT_TRUE(cached_step(*m, query, L, D, B, done, step, &got).ok());
       done += step;
       EXPECT_EQ(m->cache_length(), done);
     }
@@ -228,40 +242,19 @@ TEST(MultiHeadAttention, KvCacheTakesANewBatchAfterResetAndKeepsToItsLimit) {
     const std::vector<int> dims = c["dims"];
     const int B = dims[0], L = dims[1], D = dims[2];
     const auto expected = floats(c["out"]);
-    auto run = [&](int batch, int from, int step, std::vector<float>& out) {
-      std::vector<float> chunk;
-      for (int b = 0; b < batch; ++b)
-        chunk.insert(chunk.end(), query.begin() + (static_cast<std::size_t>(b) * L + from) * D,
-                     query.begin() + (static_cast<std::size_t>(b) * L + from + step) * D);
-      MultiHeadAttention::Inputs in;
-      in.query = chunk.data();
-      in.query_length = static_cast<double>(chunk.size());
-      in.batch = batch, in.q_len = step, in.causal = true, in.use_cache = true;
-      std::size_t n_out = 0, n_w = 0;
-      Status s = m->prepare(in, n_out, n_w);
-      if (!s.ok()) return s;
-      out.resize(n_out);
-      return m->run(out.data(), nullptr, in);
-    };
-    std::vector<float> out;
     // Batch 1 first (storage for one row), then the whole batch after a reset.
     m->set_cache_limit(L);
-    ASSERT_TRUE(run(1, 0, 2, out).ok());
+    ASSERT_TRUE(cached_step(*m, query, L, D, 1, 0, 2, nullptr).ok());
     m->reset_cache();
     std::vector<float> got(expected.size());
-    for (int done = 0; done < L; ++done) {
-      ASSERT_TRUE(run(B, done, 1, out).ok());
-      for (int b = 0; b < B; ++b)
-        std::copy(out.begin() + static_cast<std::size_t>(b) * D, out.begin() + static_cast<std::size_t>(b + 1) * D,
-                  got.begin() + (static_cast<std::size_t>(b) * L + done) * D);
-    }
+    for (int done = 0; done < L; ++done) ASSERT_TRUE(cached_step(*m, query, L, D, B, done, 1, &got).ok());
     EXPECT_LT(max_abs_diff(got, expected), 2e-5) << c["name"];
     const double kv_heads = c["config"].value("numKvHeads", 0) ? static_cast<double>(c["config"]["numKvHeads"])
                                                                  : static_cast<double>(c["config"]["numHeads"]);
     const double head_dim = static_cast<double>(c["config"]["dim"]) / static_cast<double>(c["config"]["numHeads"]);
     EXPECT_EQ(m->cache_bytes(), 2.0 * 4 * B * kv_heads * L * head_dim) << c["name"];
     // Full: one more position is refused by name, the cache unchanged.
-    Status s = run(B, 0, 1, out);
+    Status s = cached_step(*m, query, L, D, B, 0, 1, nullptr);
     EXPECT_EQ(s.argument, "useCache") << s.message;
     EXPECT_EQ(m->cache_length(), L);
   }
