@@ -8,14 +8,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { ROOT, fmt, now, table } from './lib.mjs';
+import { argmax } from '../web/sampling.js';
 
 const PROMPT = 32, NEW = 128, LAYERS = 4, H = 4, HD = 64, V = 50257;
-
-function argmax(v, from = 0, n = v.length) {
-  let best = 0;
-  for (let i = 1; i < n; i++) if (v[from + i] > v[from + best]) best = i;
-  return best;
-}
 
 export async function benchGenerate({ simd, scalar }) {
   const dir = path.join(ROOT, 'bench/models/gpt2-bench');

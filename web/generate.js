@@ -4,7 +4,7 @@
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
 import { boolean, callback, describe, idsInput, options as checkOptions } from './args.js';
-import { applyRepetitionPenalty, argmax, createRng, sampleFrom, samplingDistribution } from './sampling.js';
+import { applyRepetitionPenalty, argmax, createRng, sampleFrom, samplingDistribution, softmax } from './sampling.js';
 
 export const GENERATE_OPTIONS = ['maxNewTokens', 'doSample', 'temperature', 'topK', 'topP', 'minP', 'repetitionPenalty',
   'seed', 'eosTokenId', 'padTokenId', 'stopStrings', 'tokenizer', 'onToken', 'signal', 'attentionMask', 'outputLogits',
@@ -65,8 +65,7 @@ function settings(fn, model, o, B, L) {
   eos.forEach((id, i) => integerIn(fn, o.eosTokenId === undefined ? 'eos_token_id' : Array.isArray(o.eosTokenId) ? `eosTokenId[${i}]` : 'eosTokenId', id, 0, 2 ** 24));
   s.eos = new Set(eos);
   // Finished rows continue with padTokenId: given, or config.json's pad / eos id within the vocabulary, or 0.
-  s.pad = o.padTokenId !== undefined ? integerIn(fn, 'padTokenId', o.padTokenId, 0, V - 1)
-    : [model.spec.padTokenId, ...eos].find((id) => Number.isInteger(id) && id >= 0 && id < V) ?? 0;
+  s.pad = o.padTokenId !== undefined ? integerIn(fn, 'padTokenId', o.padTokenId, 0, V - 1) : defaultPad(model, eos);
   const stops = o.stopStrings === undefined ? [] : [o.stopStrings].flat();
   stops.forEach((t, i) => {
     if (typeof t !== 'string' || t === '') throw bad(fn, 'stopStrings', `stopStrings[${i}] must be a non-empty string, got ${describe(t)}`);
@@ -81,6 +80,13 @@ function settings(fn, model, o, B, L) {
   }
   s.signal = o.signal;
   return s;
+}
+
+// The first of config.json's pad id, `more` (a tokenizer's pad, the eos ids) that is in the
+// vocabulary, else 0: what padding and finished rows use when padTokenId is not given.
+function defaultPad(model, more) {
+  const V = model.spec.embeddings.vocabSize;
+  return [model.spec.padTokenId, ...more].find((id) => Number.isInteger(id) && id >= 0 && id < V) ?? 0;
 }
 
 // Lets timers, input and abort() run between steps without a 4 ms setTimeout clamp.
@@ -174,7 +180,7 @@ export async function generate(model, inputIds, options) {
       } else {
         next[b] = finished[b] ? s.pad : argmax(row);
         if (scores) scores.set(row, b * V);
-        if (probs) probs.set(softmaxRow(row), b * V);
+        if (probs) probs.set(softmax(row), b * V);
       }
     }
     if (scores && s.outputScores) result.scores.push(new Tensor('float32', scores, [B, V]));
@@ -196,13 +202,11 @@ export async function generate(model, inputIds, options) {
     }
     if (finished.every((f) => f) || step === N - 1) break;
     // Give the event loop a turn every few milliseconds (abort, input, rendering).
-    if (s.signal || performance.now() - lastYield > 8) {
-      if (performance.now() - lastYield > 8) {
-        await yieldToEventLoop();
-        lastYield = performance.now();
-      }
-      if (s.signal?.aborted) throw aborted(fn, s.signal);
+    if (performance.now() - lastYield > 8) {
+      await yieldToEventLoop();
+      lastYield = performance.now();
     }
+    if (s.signal?.aborted) throw aborted(fn, s.signal);
     logits = model.forward({ data: next, dims: [B, 1] }, { attentionMask: mask && { data: ones, dims: [B, 1] }, useCache: true, lastTokenOnly: true })
       .logits.data;
   }
@@ -211,16 +215,6 @@ export async function generate(model, inputIds, options) {
   for (let b = 0; b < B; b++) sequences.set(out.subarray(b * (L + N), b * (L + N) + width), b * width);
   result.sequences = new Tensor('int32', sequences, ids.dims.length === 2 ? [B, width] : [width]);
   return result;
-}
-
-function softmaxRow(row) {
-  let max = -Infinity;
-  for (const x of row) if (x > max) max = x;
-  const p = new Float64Array(row.length);
-  let sum = 0;
-  for (let i = 0; i < row.length; i++) sum += (p[i] = Math.exp(row[i] - max));
-  for (let i = 0; i < row.length; i++) p[i] /= sum;
-  return p;
 }
 
 /**
@@ -245,9 +239,7 @@ export async function generateText(model, tokenizer, prompt, options) {
   const { addSpecialTokens = true, ...rest } = checkOptions(fn, options, known);
   boolean(fn, 'addSpecialTokens', addSpecialTokens);
   const onToken = callback(fn, 'onToken', rest.onToken);
-  const V = model.spec.embeddings.vocabSize;
-  const padId = rest.padTokenId ?? [model.spec.padTokenId, tokenizer.padTokenId, ...(model.spec.eosTokenIds ?? [])]
-    .find((id) => Number.isInteger(id) && id >= 0 && id < V) ?? 0;
+  const padId = rest.padTokenId ?? defaultPad(model, [tokenizer.padTokenId, ...(model.spec.eosTokenIds ?? [])]);
   const enc = tokenizer.encode(prompts, { addSpecialTokens, paddingSide: 'left', padId });
   // Each row's new ids up to and including the one that finished it, and the text shown so far.
   const generated = prompts.map(() => []);

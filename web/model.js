@@ -5,6 +5,7 @@ import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
 import { boolean, callback, describe, idsInput, options as checkOptions, textInput } from './args.js';
 import { Embeddings } from './embeddings.js';
+import { paddingMaskFromAttentionMask } from './masks.js';
 import { EncoderLayer } from './encoder_layer.js';
 import { loaders, loadSafetensors, storedSafetensors } from './safetensors.js';
 import { convertHint, fileSource, readJson, readText } from './pretrained.js';
@@ -266,32 +267,29 @@ export class Model {
       ...this.layers.map((l, i) => named(`layer ${i}`, () => l._checkWeights(layers[i])))];
     const headPlan = head.word ? named('lm_head', () => this._head._checkWeights(head)) : null;
     const D = this.spec.layer.dim, V = this.spec.embeddings.vocabSize;
-    const vectors = (what, given, dims) => {
+    // The weights kept in JavaScript (final norm, heads): name -> length; null when one is missing
+    // (a head is there only with all its tensors; _missing has checked the final norm's).
+    const vectors = (where, label, given, dims) => {
       const out = {};
       for (const [k, n] of Object.entries(dims)) {
-        if (given[k] === undefined) return null; // a head is there only with all its tensors
+        if (given[k] === undefined) return null;
         const t = given[k]?.data ?? given[k];
         if (!(t instanceof Float32Array) || t.length !== n) {
-          throw new AttnkitError(`${fn}: ${what}'s ${k} must be a Float32Array of ${n}, got ${describe(t)}`,
-            { code: 'ERR_SHAPE_MISMATCH', argument: source.get(`${what}/${k}`) ?? k });
+          throw new AttnkitError(`${fn}: ${label}'s ${k} must be a Float32Array of ${n}, got ${describe(t)}`,
+            { code: 'ERR_SHAPE_MISMATCH', argument: source.get(`${where}/${k}`) ?? k });
         }
         out[k] = t;
       }
       return out;
     };
-    const mlmWeights = vectors('the masked-LM head', mlm, { denseWeight: D * D, denseBias: D, normWeight: D, normBias: D, bias: V });
-    const poolerWeights = vectors('the pooler', pooler, { weight: D * D, bias: D });
-    const finals = Object.keys(final).map((k) => {
-      const t = final[k]?.data ?? final[k];
-      if (!(t instanceof Float32Array) || t.length !== this.spec.layer.dim) {
-        throw new AttnkitError(`${fn}: the final norm's ${k} must be a Float32Array of ${this.spec.layer.dim}, got ${describe(t)}`,
-          { code: 'ERR_SHAPE_MISMATCH', argument: source.get(`final/${k}`) ?? k });
-      }
-      return [k, t];
-    });
+    const finals = this._final &&
+      vectors('final', 'the final norm', final, Object.fromEntries(Object.values(f.final).map((k) => [k, D])));
+    const mlmWeights = vectors('the masked-LM head', 'the masked-LM head', mlm,
+      { denseWeight: D * D, denseBias: D, normWeight: D, normBias: D, bias: V });
+    const poolerWeights = vectors('the pooler', 'the pooler', pooler, { weight: D * D, bias: D });
     // All checked: write.
     [this.embeddings, ...this.layers].forEach((m, i) => m._writeWeights(plans[i]));
-    for (const [k, t] of finals) this._final[k] = t;
+    if (finals) Object.assign(this._final, finals);
     if (headPlan) this._head._writeWeights(headPlan);
     this._headSet = this.spec.lmHead === 'tied' || headPlan !== null;
     this._mlm = mlmWeights;
@@ -378,10 +376,12 @@ export class Model {
     });
     const hidden = [], attentions = [];
     const rope = this.spec.layer.positional === 'rotary' ? positions : undefined;
+    // The padding mask, made once for every layer.
+    const pad = mask === undefined ? undefined : paddingMaskFromAttentionMask(this._ak, mask);
     try {
       for (const layer of this.layers) {
         if (outputHiddenStates) hidden.push(x);
-        const r = layer.forward(x, { attentionMask: mask, positionIds: rope, returnWeights: outputAttentions, useCache });
+        const r = layer.forward(x, { mask: pad, positionIds: rope, returnWeights: outputAttentions, useCache });
         if (outputAttentions) {
           attentions.push(r.weights);
           x = r.output;

@@ -125,7 +125,8 @@ export function sampleFrom(p, u) {
   return last;
 }
 
-function softmax(scores) {
+/** softmax over scores (any numeric array) in float64; all zeros when every score is -Infinity or NaN leads. */
+export function softmax(scores) {
   let max = -Infinity;
   for (const s of scores) if (s > max) max = s;
   const p = new Float64Array(scores.length);

@@ -93,7 +93,6 @@ class MultiHeadAttention : public HeapObject {
   // The most positions the cache may hold (a model's context size): a call that would pass it is
   // refused in prepare, and the cache never grows its storage past it.
   void set_cache_limit(int positions) { cache_limit_ = positions < 1 ? 1 : positions; }
-  int cache_limit() const { return cache_limit_; }
   // Bytes the cache's K and V storage holds now.
   double cache_bytes() const { return k_cache_.data() ? 2.0 * sizeof(float) * k_cache_.size() : 0; }
 
