@@ -15,7 +15,13 @@ const PROMPT = 32, NEW = 128, LAYERS = 4, H = 4, HD = 64, V = 50257;
 export async function benchGenerate({ simd, scalar }) {
   const dir = path.join(ROOT, 'bench/models/gpt2-bench');
   if (!fs.existsSync(path.join(dir, 'model.onnx'))) {
-    execFileSync('/usr/bin/python3', [path.join(ROOT, 'bench/export_gpt2.py'), dir], { stdio: 'inherit' });
+    // Written once by PyTorch (Debian's python3-torch, as the golden generator uses).
+    try {
+      execFileSync('/usr/bin/python3', [path.join(ROOT, 'bench/export_gpt2.py'), dir], { stdio: 'inherit' });
+    } catch (e) {
+      throw new Error(`bench generate: bench/export_gpt2.py could not write ${dir} (it needs /usr/bin/python3 with ` +
+        `torch: apt-get install python3-torch): ${e.message}`);
+    }
   }
   const prompt = Int32Array.from({ length: PROMPT }, (_, t) => (Math.imul(t + 3, 2654435761) >>> 0) % V);
   const rows = [], tokens = {}, results = {};
