@@ -55,8 +55,30 @@ export async function loadCheckpoint(ak, files) {
     return found;
   };
   const emb = (role) => t(hfName(family.embeddings, role));
-  const layer0 = (role) => t(`${family.layerPrefix}0.${hfName(family.layerWeights, role)}`);
   const L = spec.layer, E = spec.embeddings, D = L.dim, hd = L.headDim;
+  // One layer's attention weights, as section 6 takes them apart.
+  const layerWeights = (l) => {
+    const get = (role) => t(`${family.layerPrefix}${l}.${hfName(family.layerWeights, role)}`);
+    const lw = {
+      preNorm: L.normPlacement === 'post' ? null : { gamma: get('norm1.weight'), beta: get('norm1.bias'), eps: L.eps },
+      out: get('outWeight'), outBias: get('outBias'),
+    };
+    if (spec.family === 'gpt2') {
+      // GPT-2's Conv1D c_attn is [D, 3D] (in, out): q, k and v are its column blocks.
+      const qkv = get('inProjWeight'), b = get('inProjBias');
+      for (const [i, n] of ['q', 'k', 'v'].entries()) {
+        lw[n] = columns(qkv, i * D, D);
+        lw[`${n}Bias`] = columns(b, i * D, D);
+      }
+    } else {
+      for (const n of ['q', 'k', 'v']) {
+        lw[n] = get(`${n}Weight`);
+        lw[`${n}Bias`] = get(`${n}Bias`);
+      }
+    }
+    return lw;
+  };
+  const layers = Array.from({ length: spec.numLayers }, (_, l) => layerWeights(l));
   const w = {
     source: 'checkpoint', family: spec.family, spec, model, tokenizer,
     dim: D, heads: L.numHeads, headDim: hd, vocabSize: E.vocabSize, maxPositions: E.maxPositions,
@@ -65,24 +87,15 @@ export async function loadCheckpoint(ak, files) {
     word: emb('word'), position: emb('position'),
     tokenType: E.typeVocabSize > 0 ? emb('tokenType') : null,
     gamma: E.norm === 'layernorm' ? emb('normWeight') : null, beta: E.norm === 'layernorm' ? emb('normBias') : null,
-    preNorm: L.normPlacement === 'post' ? null : { gamma: layer0('norm1.weight'), beta: layer0('norm1.bias'), eps: L.eps },
-    out: layer0('outWeight'), outBias: layer0('outBias'),
+    layers, ...layers[0],
     tensorCount: Object.keys(st.tensors).length,
     parameters: Object.values(st.tensors).reduce((n, x) => n + x.size, 0),
     unused: model.unusedWeights,
   };
+  // GPT-2's language-model head: the final LayerNorm, then the word table (tied) as the output
+  // projection. The logit lens and the next-word section read every layer through it.
   if (spec.family === 'gpt2') {
-    // GPT-2's Conv1D c_attn is [D, 3D] (in, out): q, k and v are its column blocks.
-    const qkv = layer0('inProjWeight'), b = layer0('inProjBias');
-    for (const [i, n] of ['q', 'k', 'v'].entries()) {
-      w[n] = columns(qkv, i * D, D);
-      w[`${n}Bias`] = columns(b, i * D, D);
-    }
-  } else {
-    for (const n of ['q', 'k', 'v']) {
-      w[n] = layer0(`${n}Weight`);
-      w[`${n}Bias`] = layer0(`${n}Bias`);
-    }
+    w.lm = { norm: { gamma: t('ln_f.weight'), beta: t('ln_f.bias'), eps: spec.finalNorm?.eps ?? L.eps }, word: w.word };
   }
   return w;
 }

@@ -1,11 +1,15 @@
 // The tutorial page: reads the controls, asks the worker (worker.js) for the numbers, draws them.
 // Nothing here computes the model; the page only lays out what attnkit returned.
-import { Heatmap, drawLines, drawBars, drawOneHot, formatValue as fmt } from './plots.js';
+import { Heatmap, drawLines, drawBars, drawOneHot, drawThumb, drawHeadView, formatValue as fmt } from './plots.js';
+import { samplingDistribution } from '../sampling.js';
 
 const $ = (id) => document.getElementById(id);
 
 // What the browser test reads: the latest results and how often each part was drawn.
-const tutorial = { results: null, positions: null, speed: null, checkpoint: null, draws: { pipeline: 0, positions: 0, speed: 0 }, errors: [] };
+const tutorial = {
+  results: null, positions: null, speed: null, checkpoint: null, scores: null, next: null, generation: null, exports: [],
+  draws: { pipeline: 0, positions: 0, speed: 0, scores: 0, next: 0, generation: 0 }, errors: [],
+};
 window.tutorial = tutorial;
 
 // ---- the worker, with one request in flight per kind and only the newest waiting -------------
@@ -61,11 +65,26 @@ function showStatus(el, text, error = false) {
 }
 
 // ---- figures: <figure data-plot=id data-title=…> gets a caption, a canvas and a readout -------
+// Every plot can be saved as a PNG (the canvas as drawn, at the screen's pixel ratio).
+function exportPng(id) {
+  $(id).toBlob((blob) => {
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = `attnkit-${id}.png`;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+    tutorial.exports.push(id);
+  }, 'image/png');
+}
 function makeFigure(fig, id, title) {
   fig.dataset.plot = id;
-  fig.innerHTML = `<figcaption id="${id}-caption"></figcaption><canvas id="${id}" role="img"></canvas>` +
-    `<p class="readout" id="${id}-readout" aria-live="polite"></p>`;
+  fig.innerHTML = `<figcaption><span id="${id}-caption"></span> <button type="button" class="export" id="${id}-png">PNG</button></figcaption>` +
+    `<canvas id="${id}" role="img"></canvas><p class="readout" id="${id}-readout" aria-live="polite"></p>`;
   $(`${id}-caption`).textContent = title;
+  $(`${id}-png`).setAttribute('aria-label', `Save “${title}” as a PNG image`);
+  $(`${id}-png`).addEventListener('click', () => exportPng(id));
 }
 for (const fig of document.querySelectorAll('figure[data-plot]')) makeFigure(fig, fig.dataset.plot, fig.dataset.title);
 
@@ -88,16 +107,28 @@ function lines(id, spec, summary) {
   $(id).setAttribute('aria-label', `${$(`${id}-caption`).textContent}: line chart of ${spec.yTitle} against ${spec.xTitle}. ${summary ?? ''}`);
 }
 
+/** Blanks the plots of `section` (after a failed request: nothing stale stays on screen). */
+function blankSection(section) {
+  for (const c of document.querySelectorAll(`#${section} canvas`)) {
+    const ctx = c.getContext('2d');
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, c.width, c.height);
+    c.setAttribute('aria-label', 'Nothing to show: see the message above.');
+    heatmaps.get(c.id)?.forget?.();
+  }
+  for (const r of document.querySelectorAll(`#${section} .readout, #${section} .facts`)) r.textContent = '';
+}
+
 const display = (t) => (t ?? '').replace(/^Ġ/, '␣').replace(/Ċ/g, '⏎');
 
 // ---- state --------------------------------------------------------------------------------------
-const controls = ['text', 'pair', 'tokenizer', 'special', 'pad-to', 'pad-side', 'scale', 'emb-positional', 'att-positional', 'att-causal', 'att-head'];
+const controls = ['text', 'pair', 'tokenizer', 'special', 'pad-to', 'pad-side', 'scale', 'emb-positional', 'att-positional', 'att-causal', 'att-layer', 'att-head'];
 function pipelineArgs() {
   return {
     text: $('text').value, pair: $('pair').value, tokenizer: $('tokenizer').value, addSpecial: $('special').checked,
     padTo: Number($('pad-to').value) || 0, padSide: $('pad-side').value, scale: $('scale').checked,
     embPositional: $('emb-positional').value, attPositional: $('att-positional').value,
-    causal: $('att-causal').checked, head: Number($('att-head').value) || 0,
+    causal: $('att-causal').checked, layer: Number($('att-layer').value) || 0, head: Number($('att-head').value) || 0,
   };
 }
 function positionArgs() {
@@ -218,7 +249,8 @@ function renderSum(r, labels) {
 function renderMasks(r, labels) {
   const L = labels.length, m = r.masks;
   const spec = (data) => ({ data: Float32Array.from(data), rows: L, cols: L, rowLabels: labels, colLabels: labels,
-    rowTitle: 'query', colTitle: 'key', scale: 'sequential', range: 1, values: false });
+    rowTitle: 'query', colTitle: 'key', scale: 'sequential', range: 1, values: false,
+    swatches: [{ value: 1, label: '1: may attend' }, { value: 0, label: '0: hidden' }] });
   heat('mask-padding', spec(m.paddingMatrix));
   heat('mask-causal', spec(m.causal));
   heat('mask-combined', spec(m.combined));
@@ -229,14 +261,18 @@ function renderMasks(r, labels) {
     : 'No query row is fully masked.');
 }
 
+/** Options 0..n-1 for a select, keeping `value`. */
+function fillSelect(sel, n, value) {
+  if (sel.options.length !== n) sel.innerHTML = Array.from({ length: n }, (_, i) => `<option value="${i}">${i}</option>`).join('');
+  sel.value = String(value);
+}
+
 // ---- section 6 ----------------------------------------------------------------------------------
 function renderAttention(r, labels) {
   const a = r.attention, L = labels.length;
-  const sel = $('att-head');
-  if (sel.options.length !== a.H) {
-    sel.innerHTML = Array.from({ length: a.H }, (_, h) => `<option value="${h}">${h}</option>`).join('');
-    sel.value = String(a.head);
-  }
+  fillSelect($('att-head'), a.H, a.head);
+  fillSelect($('att-layer'), r.model?.layers ?? 1, a.layer);
+  $('att-layer').disabled = !r.model;
   const dims = Array.from({ length: a.hd }, (_, i) => String(i));
   const qkv = (id, data, title) => heat(id, { data, rows: L, cols: a.hd, rowLabels: labels, colLabels: dims, rowTitle: 'token', colTitle: title, values: false });
   qkv('att-q', a.qRotated ?? a.q, 'q dimension');
@@ -275,18 +311,282 @@ function renderAttention(r, labels) {
   const d = a.ropeDemo;
   lines('att-rope', {
     series: d.series.flatMap((s, n) => [
-      { label: `RoPE, n = ${s.n}`, x: Array.from(d.deltas), y: s.rope, colour: ['#0072B2', '#009E73', '#CC79A7'][n], dash: n ? [2 + 4 * n, 3] : [] },
+      { label: `RoPE, n = ${s.n}`, x: Array.from(d.deltas), y: s.rope, colour: ['#0072B2', '#009E73', '#CC79A7'][n] },
       { label: `added, n = ${s.n}`, x: Array.from(d.deltas), y: s.added, colour: ['#D55E00', '#E69F00', '#000000'][n], dash: [8, 5] },
     ]),
     xTitle: 'offset δ = m − n', yTitle: 'q · k',
   });
   drawBars($('att-slopes'), { labels: Array.from(a.slopes, (_, h) => `head ${h}`), values: Array.from(a.slopes), xTitle: 'slope m', format: (v) => v.toPrecision(3) });
   $('att-slopes').setAttribute('aria-label', `ALiBi slopes: ${Array.from(a.slopes, (v) => v.toPrecision(3)).join(', ')}`);
-  const w = r.weights === 'checkpoint' ? `the loaded ${tutorial.checkpoint?.family} checkpoint (layer 0; its own positions and mask)` : 'the default weights';
+  const w = r.weights === 'checkpoint' ? `${modelName()} (layer ${a.layer}; its own positions and mask)` : 'the toy weights (one layer)';
   showStatus($('att-settings'), `${a.H} heads of width ${a.hd} from ${w}; positions: ${a.positional}; ${a.causal ? 'causal' : 'bidirectional'}.`);
 }
 
-// ---- the pipeline: one request redraws sections 1, 2, 4, 5 and 6 -----------------------------
+// ---- section 7: every head, and what two of them learned --------------------------------------
+let selected = { layer: 0, head: 0 };
+function renderModelView(r, labels) {
+  const view = $('model-view');
+  const m = r.model;
+  $('heads').classList.toggle('unavailable', !m);
+  if (!m) {
+    view.innerHTML = '';
+    blankSection('heads');
+    showStatus($('heads-status'), 'The toy model has a single attention layer (section 6). Choose the trained model above to see every layer.');
+    return;
+  }
+  const L = labels.length, H = m.heads;
+  selected = { layer: Math.min(selected.layer, m.layers - 1), head: Math.min(selected.head, H - 1) };
+  if (view.dataset.shape !== `${m.layers}x${H}`) {
+    view.dataset.shape = `${m.layers}x${H}`;
+    view.style.setProperty('--heads', H);
+    view.innerHTML = '';
+    for (let l = 0; l < m.layers; l++) {
+      for (let h = 0; h < H; h++) {
+        const c = document.createElement('canvas');
+        c.id = `mv-${l}-${h}`;
+        c.className = 'thumb';
+        c.tabIndex = 0;
+        c.setAttribute('role', 'button');
+        const pick = () => selectHead(l, h);
+        c.addEventListener('click', pick);
+        c.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); pick(); } });
+        const fig = document.createElement('figure');
+        fig.className = 'thumb';
+        const cap = document.createElement('figcaption');
+        cap.textContent = `layer ${l}, head ${h}`;
+        fig.append(cap, c);
+        view.append(fig);
+      }
+    }
+  }
+  for (let l = 0; l < m.layers; l++) {
+    for (let h = 0; h < H; h++) {
+      const c = $(`mv-${l}-${h}`);
+      drawThumb(c, m.attentions[l].subarray(h * L * L, (h + 1) * L * L), L, Math.max(60, Math.min(130, Math.floor((view.clientWidth - 12 * H) / H))));
+      c.setAttribute('aria-label', `Layer ${l}, head ${h}: attention weights of ${L} tokens. Press Enter to take it apart in section 6.`);
+      c.classList.toggle('selected', l === selected.layer && h === selected.head);
+    }
+  }
+  const w = m.attentions[selected.layer].subarray(selected.head * L * L, (selected.head + 1) * L * L);
+  drawHeadView($('head-view'), { weights: w, labels });
+  $('head-view-caption').textContent = `Head view of layer ${selected.layer}, head ${selected.head}: each token (left) reads the tokens (right) its lines reach`;
+  $('head-view').setAttribute('aria-label', `Head view of layer ${selected.layer}, head ${selected.head} for ${L} tokens.`);
+  showStatus($('heads-status'), `${m.layers} layers × ${H} heads of ${modelName()}. Selected: layer ${selected.layer}, head ${selected.head}.`);
+}
+function selectHead(layer, head) {
+  selected = { layer, head };
+  $('att-layer').value = String(layer);
+  $('att-head').value = String(head);
+  runPipeline(pipelineArgs());
+  $('attention').scrollIntoView({ block: 'start' });
+}
+
+const runScores = latestOnly('headScores', (r) => {
+  tutorial.scores = r;
+  renderScores(r);
+  tutorial.draws.scores++;
+}, (e) => { blankScores(); showStatus($('heads-status'), e.message, true); });
+function blankScores() {
+  for (const id of ['score-previous', 'score-induction', 'induction-map']) {
+    const c = $(id);
+    c.getContext('2d').clearRect(0, 0, c.width, c.height);
+    heatmaps.get(id)?.forget();
+  }
+  $('scores-facts').textContent = '';
+}
+function renderScores(r) {
+  const layers = r.previousToken.length, H = r.previousToken[0].length;
+  const grid = (id, scores, expected, what) => {
+    const data = Float32Array.from(scores.flat());
+    heat(id, { data, rows: layers, cols: H, rowLabels: Array.from({ length: layers }, (_, l) => `layer ${l}`),
+      colLabels: Array.from({ length: H }, (_, h) => `head ${h}`), rowTitle: 'layer', colTitle: 'head', scale: 'sequential', range: 1, maxCell: 60 });
+    let best = 0;
+    for (let i = 1; i < data.length; i++) if (data[i] > data[best]) best = i;
+    const l = Math.floor(best / H), h = best % H;
+    const diff = Math.max(...scores.flat().map((v, i) => Math.abs(v - expected.flat()[i])));
+    return { l, h, v: data[best], diff, what };
+  };
+  const prev = grid('score-previous', r.previousToken, r.expected.previousToken, 'previous-token');
+  const ind = grid('score-induction', r.induction, r.expected.induction, 'induction');
+  // The best induction head on its probe: the stripe one below the diagonal offset by the repeat.
+  const N = r.N;
+  heat('induction-map', { data: r.inductionMaps[ind.l].subarray(ind.h * N * N, (ind.h + 1) * N * N), rows: N, cols: N,
+    rowTitle: 'query (first copy, then the second)', colTitle: 'key', scale: 'sequential', values: false, height: 360 });
+  $('induction-map-caption').textContent = `Layer ${ind.l}, head ${ind.h} on ${r.probe.half} random tokens repeated twice: the stripe is the second copy reading the token after each token's first occurrence`;
+  $('scores-facts').innerHTML = [prev, ind].map((b) => `Best ${b.what} head: <strong>layer ${b.l}, head ${b.h}</strong>, score ${b.v.toFixed(3)}.`).join(' ') +
+    ` Measured here by attnkit; the training script measured the same heads in PyTorch, largest difference ` +
+    `<strong>${fmt(Math.max(prev.diff, ind.diff))}</strong>. Click those heads in the model view above.`;
+}
+
+// ---- section 8: the next word, and the logit lens -------------------------------------------------
+function nextArgs() {
+  const num = (id) => Number($(id).value);
+  return { temperature: num('next-temperature'), topK: Math.trunc(num('next-topk')), topP: num('next-topp') };
+}
+/** The sampling controls, checked as generate() checks its options: the message says what to fix. */
+function checkNextArgs({ temperature, topK, topP }) {
+  if (!(temperature > 0 && temperature <= 5)) return `temperature must be above 0 (and at most 5 here); got ${$('next-temperature').value || 'nothing'}`;
+  if (!(topK >= 0 && Number.isInteger(topK))) return `top-k must be a whole number, 0 or more (0 keeps every token); got ${$('next-topk').value || 'nothing'}`;
+  if (!(topP > 0 && topP <= 1)) return `top-p must be in (0, 1]; got ${$('next-topp').value || 'nothing'}`;
+  return null;
+}
+function renderNext() {
+  const r = tutorial.results;
+  const next = r?.next;
+  tutorial.next = null;
+  if (!next) {
+    blankSection('next');
+    showStatus($('next-status'), r?.model ? 'This model has no language-model head (BERT and RoBERTa read, they do not predict the next word).'
+      : 'The toy model predicts nothing. Choose the trained model above.');
+    return;
+  }
+  const args = nextArgs();
+  const problem = checkNextArgs(args);
+  if (problem) {
+    blankSection('next');
+    showStatus($('next-status'), problem, true);
+    return;
+  }
+  const p = samplingDistribution(next.logits, args);
+  const order = Array.from(p.keys()).sort((a, b) => p[b] - p[a]).slice(0, 12).filter((i) => p[i] > 0);
+  const vocab = tutorial.checkpoint?.vocab ?? [];
+  const kept = p.reduce((n, v) => n + (v > 0), 0);
+  drawBars($('next-bars'), {
+    labels: order.map((i) => `“${display(vocab[i] ?? String(i))}” (${i})`), values: order.map((i) => p[i]),
+    xTitle: 'probability', format: (v) => v.toFixed(3), colours: order.map(() => '#0072B2'),
+  });
+  $('next-bars').setAttribute('aria-label', `Next-token probabilities: ${order.slice(0, 5).map((i) => `${display(vocab[i])} ${p[i].toFixed(3)}`).join(', ')}`);
+  tutorial.next = { args, top: order.map((i) => ({ id: i, probability: p[i] })), kept };
+  const upTo = r.tokens.offsets[next.position]?.[1] ?? r.text.length;
+  const before = r.text.slice(0, upTo);
+  showStatus($('next-status'), `After “${before.length > 60 ? `…${before.slice(-60)}` : before}”: ${kept.toLocaleString('en')} of ${p.length.toLocaleString('en')} tokens keep a ` +
+    `non-zero probability (temperature ${args.temperature}, top-k ${args.topK || 'off'}, top-p ${args.topP}). ` +
+    `The logits differ from Model.forward's own by ${fmt(next.check)}.`);
+  tutorial.draws.next++;
+}
+function renderLens(r, labels) {
+  const lens = r.lens;
+  if (!lens) return;
+  const rowLabels = Array.from({ length: lens.rows }, (_, l) => (l === 0 ? 'embeddings' : `after layer ${l - 1}`));
+  heat('lens', { data: lens.prob, rows: lens.rows, cols: lens.cols, rowLabels, colLabels: labels, rowTitle: 'layer',
+    colTitle: 'after the token', scale: 'sequential', range: 1, cellText: lens.tokens.map(display), maxCell: 64 });
+  const last = lens.rows - 1, pos = r.next.position;
+  $('lens-facts').innerHTML = `At the last token the layers say, in turn: ` +
+    Array.from({ length: lens.rows }, (_, l) => `“${display(lens.tokens[l * lens.cols + pos])}” (${lens.prob[l * lens.cols + pos].toFixed(2)})`).join(' → ') +
+    `. The bottom row is the model's own prediction: it is section 8's most likely token, “${display(lens.tokens[last * lens.cols + pos])}”.`;
+}
+for (const id of ['next-temperature', 'next-topk', 'next-topp']) $(id).addEventListener('input', () => renderNext());
+
+// ---- section 9: generation with the KV cache ------------------------------------------------------
+const gen = { rows: [], cacheLengths: [], tokens: [], busy: false };
+function genButtons(running) {
+  $('gen-start').disabled = running;
+  $('gen-step').disabled = running || !tutorial.generation;
+  $('gen-ten').disabled = running || !tutorial.generation;
+}
+function resetGeneration(message) {
+  tutorial.generation = null;
+  gen.rows = [];
+  gen.tokens = [];
+  blankSection('generate');
+  $('gen-text').textContent = '';
+  genButtons(false);
+  if (message !== undefined) showStatus($('gen-status'), message);
+}
+function genFailed(e) {
+  resetGeneration();
+  showStatus($('gen-status'), e.message, true);
+}
+// Keeps, per step, every layer's new attention rows; draws the chosen layer and head.
+function absorb(step) {
+  gen.rows.push(step.attentions);
+  gen.tokens.push(...step.tokens);
+}
+function renderGeneration() {
+  const g = tutorial.generation;
+  if (!g) return;
+  const layer = Number($('gen-layer').value) || 0, head = Number($('gen-head').value) || 0;
+  const total = g.cacheLength;
+  // Rows: every query processed so far; columns: cache positions. Later columns of earlier rows
+  // did not exist yet (grey).
+  const rows = [];
+  for (const step of gen.rows) {
+    const { data, dims } = step[Math.min(layer, step.length - 1)];
+    const [, H, n, keys] = dims;
+    for (let i = 0; i < n; i++) {
+      const row = new Float32Array(total).fill(NaN);
+      row.set(data.subarray((Math.min(head, H - 1) * n + i) * keys, (Math.min(head, H - 1) * n + i + 1) * keys));
+      rows.push(row);
+    }
+  }
+  const data = new Float32Array(rows.length * total);
+  rows.forEach((row, i) => data.set(row, i * total));
+  const labels = gen.tokens.map(display);
+  heat('gen-attention', { data, rows: rows.length, cols: total, rowLabels: labels, colLabels: labels, rowTitle: 'query',
+    colTitle: 'cached key', scale: 'sequential', range: 1, values: false, outlineRow: rows.length - 1, nanLabel: 'not yet cached', maxCell: 22 });
+  $('gen-attention-caption').textContent = `Layer ${layer}, head ${head}: one row per query so far (outlined: the newest, against all ${total} cached keys)`;
+  const last = g.last;
+  drawBars($('gen-candidates'), {
+    labels: last.candidates.map((c) => `“${display(c.token)}” (${c.id})`), values: last.candidates.map((c) => c.probability),
+    xTitle: 'probability of the next token', format: (v) => v.toFixed(3), colours: last.candidates.map(() => '#009E73'),
+  });
+  $('gen-candidates').setAttribute('aria-label', `Next-token candidates: ${last.candidates.slice(0, 4).map((c) => `${display(c.token)} ${c.probability.toFixed(3)}`).join(', ')}`);
+  const esc = (t) => t.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  $('gen-text').innerHTML = esc(g.promptText) + `<mark>${esc(g.text.slice(g.promptText.length))}</mark>`;
+  showStatus($('gen-status'), `${g.steps} new token${g.steps === 1 ? '' : 's'}` +
+    (g.chosen ? `, the last “${display(g.chosen.token)}” with probability ${g.chosen.probability.toFixed(3)}` : '') +
+    `. The cache holds ${total} positions (${(g.cacheBytes / 1024).toFixed(0)} KiB of keys and values over ${gen.rows[0].length} layers); ` +
+    `each step added one. Context: ${tutorial.checkpoint?.maxPositions} positions.`);
+}
+async function genStart() {
+  genButtons(true);
+  try {
+    const seed = Number($('gen-seed').value);
+    if (!Number.isInteger(seed) || seed < 0 || seed > 4294967295) throw new Error(`the seed must be a whole number from 0 to 4294967295; got ${$('gen-seed').value || 'nothing'}`);
+    const r = await call('generateStart', { text: $('gen-prompt').value, seed });
+    gen.rows = [];
+    gen.tokens = [];
+    absorb(r);
+    tutorial.generation = { cacheLength: r.cacheLength, cacheBytes: r.cacheBytes, steps: 0, promptText: r.text, text: r.text, last: r, chosen: null, history: [r.cacheLength] };
+    fillSelect($('gen-layer'), r.attentions.length, Number($('gen-layer').value) || 0);
+    fillSelect($('gen-head'), r.attentions[0].dims[1], Number($('gen-head').value) || 0);
+    renderGeneration();
+    tutorial.draws.generation++;
+  } catch (e) {
+    genFailed(e);
+  } finally {
+    genButtons(false);
+  }
+}
+async function genSteps(n) {
+  genButtons(true);
+  try {
+    for (let i = 0; i < n; i++) {
+      const sample = $('gen-mode').value === 'sample';
+      const args = nextArgs();
+      const problem = sample ? checkNextArgs(args) : null;
+      if (problem) throw new Error(`${problem} (section 8's settings)`);
+      const r = await call('generateStep', { sample, ...args });
+      absorb(r);
+      const g = tutorial.generation;
+      Object.assign(g, { cacheLength: r.cacheLength, cacheBytes: r.cacheBytes, steps: g.steps + 1, text: r.text, last: r, chosen: r.chosen });
+      g.history.push(r.cacheLength);
+      renderGeneration();
+      tutorial.draws.generation++;
+    }
+  } catch (e) {
+    showStatus($('gen-status'), e.message, true);
+  } finally {
+    genButtons(false);
+  }
+}
+$('gen-start').addEventListener('click', genStart);
+$('gen-step').addEventListener('click', () => genSteps(1));
+$('gen-ten').addEventListener('click', () => genSteps(10));
+for (const id of ['gen-layer', 'gen-head']) $(id).addEventListener('input', () => renderGeneration());
+
+// ---- the pipeline: one request redraws sections 1, 2, 4, 5, 6, 7 and 8 --------------------------
+const PIPELINE_SECTIONS = ['tokens', 'lookup', 'sum', 'masks', 'attention', 'heads', 'next'];
 function renderPipeline(r) {
   tutorial.results = r;
   const labels = r.tokens.tokens.map(display);
@@ -295,17 +595,33 @@ function renderPipeline(r) {
   renderSum(r, labels);
   renderMasks(r, labels);
   renderAttention(r, labels);
+  renderModelView(r, labels);
+  renderNext();
+  renderLens(r, labels);
   tutorial.draws.pipeline++;
   checkFirstDraw();
 }
-const runPipeline = latestOnly('pipeline', renderPipeline, (e) => showStatus($('status'), e.message, true));
+// A failed request leaves nothing stale: the token table and every plot it fed are emptied.
+function pipelineFailed(e) {
+  tutorial.results = null;
+  $('token-table').tBodies[0].innerHTML = '';
+  for (const id of PIPELINE_SECTIONS) blankSection(id);
+  $('model-view').innerHTML = '';
+  delete $('model-view').dataset.shape;
+  showStatus($('status'), e.message, true);
+}
+const runPipeline = latestOnly('pipeline', renderPipeline, pipelineFailed);
 const runPositions = latestOnly('positions', (r) => {
   tutorial.positions = r;
   renderPositions(r);
   showStatus($('pe-status'), `${r.params.length} × ${r.params.dim} table, base ${r.params.base}, ${r.params.layout} layout.`);
   tutorial.draws.positions++;
   checkFirstDraw();
-}, (e) => showStatus($('pe-status'), e.message, true));
+}, (e) => {
+  tutorial.positions = null;
+  blankSection('positions');
+  showStatus($('pe-status'), e.message, true);
+});
 
 let timer = 0;
 const soon = (f) => { clearTimeout(timer); timer = setTimeout(f, 120); };
@@ -319,17 +635,20 @@ for (const id of ['pad-to', 'pad-side']) {
 }
 for (const id of ['pe-length', 'pe-dim', 'pe-base', 'pe-layout', 'pe-p', 'pe-k']) $(id).addEventListener('input', () => runPositions(positionArgs()));
 
-// ---- section 7 ----------------------------------------------------------------------------------
+// ---- section 10 ---------------------------------------------------------------------------------
 $('speed-run').addEventListener('click', async () => {
   const button = $('speed-run');
   button.disabled = true;
-  showStatus($('speed-status'), 'Timing both builds…');
+  showStatus($('speed-status'), 'Warming up and timing both builds…');
   try {
     const r = await call('speed', { length: Number($('speed-length').value), heads: 4, headDim: 64 });
     tutorial.speed = r;
     renderSpeed(r);
     tutorial.draws.speed++;
   } catch (e) {
+    tutorial.speed = null;
+    blankSection('speed');
+    $('speed-table').tBodies[0].innerHTML = '';
     showStatus($('speed-status'), e.message, true);
   } finally {
     button.disabled = false;
@@ -342,51 +661,107 @@ function renderSpeed(r) {
   $('speed-table').tBodies[0].innerHTML = r.runs.map((x) => (x.error
     ? `<tr><td>${x.backend}</td><td colspan="4">${x.error}</td></tr>`
     : `<tr><td>${x.backend}</td><td>${x.firstMs.toFixed(3)}</td><td>${x.medianMs.toFixed(3)}</td><td>${x.minMs.toFixed(3)}</td><td>${x.gflops.toFixed(2)}</td></tr>`)).join('');
-  showStatus($('speed-status'), `Sequence of ${r.length}, ${r.heads} heads of ${r.headDim}: ${(r.flops / 1e6).toFixed(1)} Mflop per call, median of ${ok[0]?.reps ?? 0} warm samples of ${ok.map((x) => `${x.batch}`).join(' and ')} calls. ` +
-    (r.speedup ? `SIMD is ${r.speedup.toFixed(1)}× faster than scalar here.` : ''));
+  let verdict = '';
+  if (r.speedup >= 1.05) verdict = `SIMD took ${(1 / r.speedup).toFixed(2)} of scalar's time: ${r.speedup.toFixed(1)}× as fast.`;
+  else if (r.speedup > 0) verdict = `The two builds were within ${Math.abs(100 * (1 - r.speedup)).toFixed(0)}% of each other on this run; something else may have held the CPU. Run it again.`;
+  showStatus($('speed-status'), `Sequence of ${r.length}, ${r.heads} heads of ${r.headDim}: ${(r.flops / 1e6).toFixed(1)} Mflop per call. ` +
+    `Each build was warmed up for ${r.warmupMs} ms first, then timed in ${ok[0]?.reps ?? 0} alternating rounds of ${ok.map((x) => `${x.batch}`).join(' and ')} calls; ` +
+    `the first call is shown apart. ${verdict}`);
 }
 
-// ---- checkpoint files -----------------------------------------------------------------------------
+// ---- the model: trained, toy, or picked from disk ------------------------------------------------
 const modelControls = ['scale', 'emb-positional', 'att-positional', 'att-causal'];
-$('ckpt-files').addEventListener('change', async (e) => {
-  const status = $('ckpt-status');
-  try {
-    // The picked Files go to the worker as they are; it reads them as Model.fromPretrained does.
-    const files = Array.from(e.target.files);
-    showStatus(status, 'Loading the checkpoint…');
-    const s = await call('loadCheckpoint', files);
-    tutorial.checkpoint = s;
-    const tokOption = $('tokenizer').querySelector('option[value=loaded]');
-    tokOption.disabled = !s.tokenizer;
+function modelName() {
+  const s = tutorial.checkpoint;
+  if (!s) return 'the toy model';
+  return s.source === 'trained' ? 'the trained GPT-2' : `the loaded ${s.family} checkpoint`;
+}
+// What each model starts with: the trained one reads Bible-like text and has no second segment.
+const PRESETS = {
+  trained: { text: 'And God said unto Moses, Go in unto Pharaoh, and say unto him', pair: '', padTo: '0' },
+  toy: { text: 'The quick brown fox jumps over the lazy dog.', pair: 'It was not amused.', padTo: '20', tokenizer: 'bert' },
+};
+function applyPreset(name) {
+  const p = PRESETS[name];
+  if (!p) return;
+  $('text').value = p.text;
+  $('pair').value = p.pair;
+  $('pad-to').value = $('mask-pad-to').value = p.padTo;
+  if (p.tokenizer) $('tokenizer').value = p.tokenizer;
+}
+function modelLoaded(s) {
+  tutorial.checkpoint = s;
+  resetGeneration(s?.languageModel ? 'Type a prompt and run it.' : 'Generation needs a GPT-2 model: choose the trained model above.');
+  const tokOption = $('tokenizer').querySelector('option[value=loaded]');
+  tokOption.disabled = !s?.tokenizer;
+  if (s) {
     $('tokenizer').value = s.tokenizer ? 'loaded' : s.family === 'gpt2' ? 'gpt2' : 'bert';
     $('att-positional').value = 'learned';
     $('att-causal').checked = s.causal;
     $('scale').checked = s.scale;
     $('emb-positional').value = 'learned';
-    for (const id of modelControls) $(id).disabled = true;
-    $('ckpt-unload').disabled = false;
-    showStatus(status, `Loaded a ${s.family} model: ${s.layers} layers, width ${s.dim}, ${s.heads} heads, vocabulary ${s.vocabSize}, ` +
-      `${s.parameters.toLocaleString('en')} parameters in ${s.tensorCount} tensors` +
-      (s.tokenizer ? `, and its ${s.tokenizer} tokenizer.` : '; no tokenizer.json, so the bundled tokenizer of its family is used.') +
-      ' Sections 2–6 now use its tables and its first layer; the switches that would change the model are fixed to its own.');
-    runPipeline(pipelineArgs());
-    runPositions(positionArgs());
-  } catch (err) {
-    showStatus(status, err.message, true);
+  } else if ($('tokenizer').value === 'loaded') {
+    $('tokenizer').value = 'bert';
   }
-});
-$('ckpt-unload').addEventListener('click', async () => {
-  await call('unloadCheckpoint');
-  tutorial.checkpoint = null;
-  for (const id of modelControls) $(id).disabled = false;
-  const tokOption = $('tokenizer').querySelector('option[value=loaded]');
-  tokOption.disabled = true;
-  if ($('tokenizer').value === 'loaded') $('tokenizer').value = 'bert';
-  $('ckpt-unload').disabled = true;
-  $('ckpt-files').value = '';
-  showStatus($('ckpt-status'), 'Using the default weights.');
+  for (const id of modelControls) $(id).disabled = !!s;
+  $('gen-start').disabled = !s?.languageModel;
   runPipeline(pipelineArgs());
   runPositions(positionArgs());
+  if (s?.source === 'trained') runScores();
+  else {
+    tutorial.scores = null;
+    blankScores();
+  }
+}
+function describeModel(s) {
+  if (!s) return 'Using the toy model: untrained, width 32, 4 heads, one layer.';
+  const what = s.source === 'trained' ? 'the trained GPT-2' : `a ${s.family} model`;
+  return `Using ${what}: ${s.layers} layers, width ${s.dim}, ${s.heads} heads, vocabulary ${s.vocabSize}, ` +
+    `${s.parameters.toLocaleString('en')} parameters in ${s.tensorCount} tensors` +
+    (s.tokenizer ? `, and its ${s.tokenizer} tokenizer.` : '; no tokenizer.json, so the bundled tokenizer of its family is used.') +
+    ' Its own settings fix the switches that would change the model.';
+}
+let modelInUse = 'trained';
+async function chooseModel(name) {
+  const status = $('ckpt-status');
+  $('model-choice').disabled = true;
+  try {
+    showStatus(status, name === 'trained' ? 'Loading the trained model…' : 'Switching to the toy model…');
+    const s = await call('useModel', { name });
+    modelInUse = name;
+    $('ckpt-files').value = '';
+    $('model-choice').querySelector('option[value=checkpoint]').disabled = true;
+    applyPreset(name);
+    showStatus(status, describeModel(s));
+    modelLoaded(s);
+  } catch (e) {
+    $('model-choice').value = modelInUse;
+    showStatus(status, `${e.message}. Still using ${modelName()}.`, true);
+  } finally {
+    $('model-choice').disabled = false;
+  }
+}
+$('model-choice').addEventListener('change', (e) => chooseModel(e.target.value));
+$('ckpt-files').addEventListener('change', async (e) => {
+  const status = $('ckpt-status');
+  const files = Array.from(e.target.files);
+  if (!files.length) return;
+  try {
+    // The picked Files go to the worker as they are; it reads them as Model.fromPretrained does.
+    showStatus(status, 'Loading the checkpoint…');
+    const s = await call('loadCheckpoint', files);
+    modelInUse = 'checkpoint';
+    const option = $('model-choice').querySelector('option[value=checkpoint]');
+    option.disabled = false;
+    $('model-choice').value = 'checkpoint';
+    showStatus(status, describeModel(s));
+    modelLoaded(s);
+  } catch (err) {
+    // The model in use stays, and so do its (still valid) plots; the message says what to fix.
+    $('ckpt-files').value = '';
+    showStatus(status, `Could not load the checkpoint: ${err.message}. Pick a Hugging Face folder's config.json together with ` +
+      `its model.safetensors (and optionally tokenizer.json). Still using ${modelName()}.`, true);
+  }
 });
 
 // Redraw at the new width when the layout changes (phone rotation, window resize).
@@ -400,6 +775,8 @@ new ResizeObserver(([entry]) => {
     if (tutorial.results) renderPipeline(tutorial.results);
     if (tutorial.positions) renderPositions(tutorial.positions);
     if (tutorial.speed) renderSpeed(tutorial.speed);
+    if (tutorial.scores) renderScores(tutorial.scores);
+    if (tutorial.generation) renderGeneration();
   }, 150);
 }).observe($('main'));
 
@@ -411,7 +788,6 @@ tutorial.ready = (async () => {
     $('backend').textContent = `failed: ${e.message}`;
     throw e;
   }
-  runPipeline(pipelineArgs());
-  runPositions(positionArgs());
+  await chooseModel('trained');
   await firstDraw;
 })();

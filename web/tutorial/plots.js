@@ -112,7 +112,10 @@ export class Heatmap {
 
   /**
    * spec: {data, rows, cols, rowLabels?, colLabels?, rowTitle, colTitle, scale: 'diverging' |
-   * 'sequential', range? (default max |finite value|), values?: 'auto' | false, height?}
+   * 'sequential', range? (default max |finite value|), values?: 'auto' | false, height?,
+   * swatches?: [{value, label}] (a legend of those colours instead of the colour bar: 0/1 masks),
+   * cellText?: strings drawn in the cells instead of the values, outlineRow?: a row to outline,
+   * nanLabel?: what a NaN (grey) cell means}
    */
   draw(spec) {
     this.spec = spec;
@@ -128,7 +131,10 @@ export class Heatmap {
     const labelWidth = (labels) => Math.min(90, Math.max(0, ...labels.map((l) => measure.measureText(l).width)) + 8);
     const left = 22 + (rowLabels ? labelWidth(rowLabels) : 30);
     const bottom = 22 + (colLabels ? labelWidth(colLabels) : 20);
-    const right = 66, top = 8;
+    // The colour bar's (or the swatches') labels, measured, so that none is clipped.
+    const barLabels = spec.swatches ? spec.swatches.map((x) => x.label)
+      : [fmt(range), scale === 'sequential' ? '0' : fmt(-range), '−∞', spec.nanLabel ?? ''];
+    const right = 14 + 12 + 3 + Math.ceil(Math.max(...barLabels.map((l) => measure.measureText(l).width))) + 6, top = 8;
     const width = Math.max(200, Math.round(this.canvas.clientWidth || 600));
     const maxCell = spec.maxCell ?? 34;
     const cellW = Math.min(maxCell, (width - left - right) / cols);
@@ -163,8 +169,21 @@ export class Heatmap {
     ctx.strokeStyle = '#333';
     ctx.strokeRect(left - 0.5, top - 0.5, pw + 1, ph + 1);
 
+    if (spec.cellText && cellW >= 24 && cellH >= 14) {
+      ctx.font = '11px system-ui, sans-serif';
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'middle';
+      for (let r = 0; r < rows; r++) {
+        for (let c = 0; c < cols; c++) {
+          const v = data[r * cols + c];
+          ctx.fillStyle = Number.isFinite(v) && Math.abs(v) / range > 0.55 ? '#fff' : INK;
+          ctx.fillText(clip(ctx, spec.cellText[r * cols + c], cellW - 3), left + (c + 0.5) * cellW, top + (r + 0.5) * cellH);
+        }
+      }
+      ctx.font = FONT;
+    }
     // Values inside cells when they fit; masked cells get their −∞.
-    if (spec.values !== false && cellW >= 30 && cellH >= 16) {
+    if (!spec.cellText && spec.values !== false && cellW >= 30 && cellH >= 16) {
       ctx.font = '10px system-ui, sans-serif';
       ctx.textAlign = 'center';
       ctx.textBaseline = 'middle';
@@ -206,25 +225,51 @@ export class Heatmap {
     }
     titles(ctx, colTitle, left + pw / 2, height - 2, rowTitle, top + ph / 2);
 
-    // Colour bar with its range.
-    const bx = left + pw + 14, bw = 12, bh = Math.max(40, Math.min(ph, 220));
-    for (let y = 0; y < bh; y++) {
-      const t = 1 - y / bh;
-      const [r, g, b] = scale === 'sequential' ? sequential(t) : diverging(2 * t - 1);
-      ctx.fillStyle = `rgb(${r},${g},${b})`;
-      ctx.fillRect(bx, top + y, bw, 1);
-    }
-    ctx.strokeRect(bx - 0.5, top - 0.5, bw + 1, bh + 1);
-    ctx.fillStyle = INK;
+    const bx = left + pw + 14, bw = 12;
     ctx.textAlign = 'left';
     ctx.textBaseline = 'middle';
-    ctx.fillText(fmt(range), bx + bw + 3, top + 5);
-    ctx.fillText(scale === 'sequential' ? '0' : fmt(-range), bx + bw + 3, top + bh - 5);
-    if (Array.prototype.some.call(data, (v) => v === -Infinity)) {
-      ctx.fillStyle = `rgb(${MASKED.join(',')})`;
-      ctx.fillRect(bx, top + bh + 8, bw, 10);
+    let below = top;
+    if (spec.swatches) {
+      // Two (or a few) colours with their meaning: a 0/1 mask has no scale in between.
+      spec.swatches.forEach((x, i) => {
+        const [r, g, b] = scale === 'sequential' ? sequential(x.value / range) : diverging(x.value / range);
+        ctx.fillStyle = `rgb(${r},${g},${b})`;
+        ctx.fillRect(bx, top + i * 20, bw, 12);
+        ctx.strokeStyle = '#333';
+        ctx.strokeRect(bx - 0.5, top + i * 20 - 0.5, bw + 1, 13);
+        ctx.fillStyle = INK;
+        ctx.fillText(x.label, bx + bw + 3, top + i * 20 + 6);
+      });
+      below = top + spec.swatches.length * 20 - 8;
+    } else {
+      // Colour bar with its range.
+      const bh = Math.max(40, Math.min(ph, 220));
+      for (let y = 0; y < bh; y++) {
+        const t = 1 - y / bh;
+        const [r, g, b] = scale === 'sequential' ? sequential(t) : diverging(2 * t - 1);
+        ctx.fillStyle = `rgb(${r},${g},${b})`;
+        ctx.fillRect(bx, top + y, bw, 1);
+      }
+      ctx.strokeRect(bx - 0.5, top - 0.5, bw + 1, bh + 1);
       ctx.fillStyle = INK;
-      ctx.fillText('−∞', bx + bw + 3, top + bh + 13);
+      ctx.fillText(fmt(range), bx + bw + 3, top + 5);
+      ctx.fillText(scale === 'sequential' ? '0' : fmt(-range), bx + bw + 3, top + bh - 5);
+      below = top + bh;
+    }
+    const grey = [];
+    if (Array.prototype.some.call(data, (v) => v === -Infinity)) grey.push('−∞');
+    if (spec.nanLabel && Array.prototype.some.call(data, (v) => Number.isNaN(v))) grey.push(spec.nanLabel);
+    grey.forEach((label, i) => {
+      ctx.fillStyle = `rgb(${MASKED.join(',')})`;
+      ctx.fillRect(bx, below + 8 + i * 16, bw, 10);
+      ctx.fillStyle = INK;
+      ctx.fillText(label, bx + bw + 3, below + 13 + i * 16);
+    });
+    if (spec.outlineRow !== undefined) {
+      ctx.strokeStyle = PALETTE[1];
+      ctx.lineWidth = 2;
+      ctx.strokeRect(left + 1, top + spec.outlineRow * cellH + 1, pw - 2, Math.max(2, cellH - 2));
+      ctx.lineWidth = 1;
     }
 
     if (this.cursor) {
@@ -234,6 +279,13 @@ export class Heatmap {
       ctx.strokeRect(left + c * cellW + 1, top + r * cellH + 1, Math.max(2, cellW - 2), Math.max(2, cellH - 2));
       ctx.lineWidth = 1;
     }
+  }
+
+  /** Drops the picture's data (the canvas was blanked): the pointer and keys read nothing stale. */
+  forget() {
+    this.spec = null;
+    this.geom = null;
+    this.cursor = null;
   }
 
   _cellAt(x, y) {
@@ -405,4 +457,63 @@ export function drawOneHot(canvas, { ids, depth, rowLabels }) {
     ctx.textBaseline = 'middle';
     ctx.fillText(clip(ctx, rowLabels[i], left - 10), box.left - 6, y + rh / 2);
   });
+}
+
+/**
+ * A small attention picture without labels (the model view's small multiples): weights [L, L]
+ * in white → dark blue, `size` CSS pixels square.
+ */
+export function drawThumb(canvas, weights, L, size = 120) {
+  const dpr = globalThis.devicePixelRatio || 1;
+  canvas.style.width = `${size}px`;
+  canvas.style.height = `${size}px`;
+  canvas.width = Math.round(size * dpr);
+  canvas.height = Math.round(size * dpr);
+  const ctx = canvas.getContext('2d');
+  const img = new ImageData(L, L);
+  for (let i = 0; i < L * L; i++) img.data.set([...sequential(weights[i]), 255], 4 * i);
+  const off = document.createElement('canvas');
+  off.width = L;
+  off.height = L;
+  off.getContext('2d').putImageData(img, 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(off, 0, 0, canvas.width, canvas.height);
+}
+
+/**
+ * bertviz's head view: the tokens twice, queries on the left and keys on the right, a line from
+ * query i to key j as dark as the weight. weights [L, L], rows summing to 1; labels [L].
+ */
+export function drawHeadView(canvas, { weights, labels, colour = PALETTE[0] }) {
+  const L = labels.length;
+  const measure = canvas.getContext('2d');
+  measure.font = FONT;
+  const tw = Math.min(120, Math.max(...labels.map((l) => measure.measureText(l).width)) + 10);
+  const rowH = 18;
+  const { ctx, w } = fit(canvas, 16 + L * rowH);
+  const lx = 8 + tw, rx = Math.max(lx + 80, w - 8 - tw);
+  const y = (i) => 8 + (i + 0.5) * rowH;
+  ctx.lineWidth = 2;
+  for (let i = 0; i < L; i++) {
+    for (let j = 0; j < L; j++) {
+      const a = weights[i * L + j];
+      if (!(a > 0.01)) continue;
+      ctx.strokeStyle = colour;
+      ctx.globalAlpha = Math.min(1, a);
+      ctx.beginPath();
+      ctx.moveTo(lx + 4, y(i));
+      ctx.lineTo(rx - 4, y(j));
+      ctx.stroke();
+    }
+  }
+  ctx.globalAlpha = 1;
+  ctx.lineWidth = 1;
+  ctx.fillStyle = INK;
+  ctx.textBaseline = 'middle';
+  for (let i = 0; i < L; i++) {
+    ctx.textAlign = 'right';
+    ctx.fillText(clip(ctx, labels[i], tw - 6), lx, y(i));
+    ctx.textAlign = 'left';
+    ctx.fillText(clip(ctx, labels[i], tw - 6), rx, y(i));
+  }
 }

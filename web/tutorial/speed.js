@@ -1,4 +1,4 @@
-// Section 7, in the worker: the same attention call timed in the SIMD and the scalar build of
+// Section 10, in the worker: the same attention call timed in the SIMD and the scalar build of
 // attnkit. The first (cold) call is reported apart from the warm median: V8 compiles wasm in tiers,
 // so a first call measures the compiler as much as the kernel.
 
@@ -12,7 +12,13 @@ function filled(n, seed) {
   return a;
 }
 
-export async function timeAttention(load, { length, heads, headDim, reps = 9 }) {
+/**
+ * Times ak.attention in both builds. Each build is first warmed up (about `warmupMs` of calls, so
+ * that V8's optimising tier has compiled it), then the builds are timed in alternating rounds,
+ * so that whatever else holds the CPU meanwhile slows both alike. The first (cold) call is kept
+ * apart.
+ */
+export async function timeAttention(load, { length, heads, headDim, reps = 9, warmupMs = 150 }) {
   const dims = [1, heads, length, headDim];
   const n = heads * length * headDim;
   const q = { data: filled(n, 1), dims }, k = { data: filled(n, 2), dims }, v = { data: filled(n, 3), dims };
@@ -20,31 +26,37 @@ export async function timeAttention(load, { length, heads, headDim, reps = 9 }) 
   const runs = [];
   for (const simd of [true, false]) {
     const backend = simd ? 'wasm-simd128' : 'wasm-scalar';
-    let ak;
     try {
-      ak = await load({ simd });
+      const ak = await load({ simd });
+      const t = performance.now();
+      ak.attention(q, k, v);
+      runs.push({ backend, ak, firstMs: performance.now() - t, times: [] });
     } catch (e) {
       runs.push({ backend, error: e.message });
-      continue;
     }
-    let t = performance.now();
-    ak.attention(q, k, v);
-    const firstMs = performance.now() - t;
-    // Browsers coarsen performance.now() (to 0.1 ms without cross-origin isolation), so each
-    // sample times a batch of calls lasting about 10 ms.
-    t = performance.now();
-    for (let i = 0; i < 3; i++) ak.attention(q, k, v);
-    const batch = Math.max(1, Math.ceil(10 / Math.max((performance.now() - t) / 3, 0.01)));
-    const times = [];
-    for (let i = 0; i < reps; i++) {
-      t = performance.now();
-      for (let j = 0; j < batch; j++) ak.attention(q, k, v);
-      times.push((performance.now() - t) / batch);
-    }
-    times.sort((a, b) => a - b);
-    const medianMs = times[Math.floor(times.length / 2)];
-    runs.push({ backend, firstMs, medianMs, minMs: times[0], reps, batch, gflops: flops / (medianMs * 1e6) });
   }
-  const [s, c] = runs;
-  return { length, heads, headDim, flops, runs, speedup: s.medianMs && c.medianMs ? c.medianMs / s.medianMs : null };
+  const live = runs.filter((r) => !r.error);
+  for (const r of live) {
+    // Warm up, and size a batch of calls to about 10 ms: browsers coarsen performance.now() (to
+    // 0.1 ms without cross-origin isolation).
+    const t = performance.now();
+    let calls = 0;
+    while (performance.now() - t < warmupMs) { r.ak.attention(q, k, v); calls++; }
+    r.batch = Math.max(1, Math.ceil(10 / Math.max((performance.now() - t) / calls, 0.01)));
+  }
+  for (let i = 0; i < reps; i++) {
+    for (const r of live) {
+      const t = performance.now();
+      for (let j = 0; j < r.batch; j++) r.ak.attention(q, k, v);
+      r.times.push((performance.now() - t) / r.batch);
+    }
+  }
+  const out = runs.map((r) => {
+    if (r.error) return r;
+    const times = r.times.sort((a, b) => a - b);
+    const medianMs = times[Math.floor(times.length / 2)];
+    return { backend: r.backend, firstMs: r.firstMs, medianMs, minMs: times[0], reps, batch: r.batch, gflops: flops / (medianMs * 1e6) };
+  });
+  const [s, c] = out;
+  return { length, heads, headDim, flops, warmupMs, runs: out, speedup: s.medianMs && c.medianMs ? c.medianMs / s.medianMs : null };
 }
