@@ -29,11 +29,13 @@ export async function openUrl(url, { viewport = { width: 1100, height: 900 } } =
   });
   const page = await browser.newPage({ viewport });
   const problems = [];
+  const requests = [];
+  page.on('request', (r) => requests.push(r.url()));
   page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`); });
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('requestfailed', (r) => problems.push(`requestfailed: ${r.url()} ${r.failure()?.errorText}`));
   await page.goto(url);
-  return { page, problems, close: () => browser.close(), url };
+  return { page, problems, requests, close: () => browser.close(), url };
 }
 
 /** The tutorial page, once its first draw has finished. */

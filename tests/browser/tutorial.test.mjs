@@ -6,11 +6,12 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
+import zlib from 'node:zlib';
 import path from 'node:path';
 import { openTutorial, canvasStats, ARTIFACTS } from './browser.mjs';
 import { fixture, maxAbsDiff, ROOT } from '../node/helpers.mjs';
 
-const SECTIONS = ['weights', 'tokens', 'lookup', 'positions', 'sum', 'masks', 'attention', 'speed'];
+const SECTIONS = ['weights', 'tokens', 'lookup', 'positions', 'sum', 'masks', 'attention', 'heads', 'next', 'generate', 'speed'];
 const positional = fixture('positional.json');
 const golden = (layout) => positional.cases.find((c) => c.length === 100 && c.dim === 128 && c.layout === layout);
 
@@ -42,6 +43,9 @@ test('the tutorial walks from a sentence to each head\'s attention in headless C
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   assert.equal(await page.textContent('#backend'), 'wasm-simd128');
   await checkSection(page, 'weights');
+  // This walk uses the toy model, whose switches are all free (the trained default has its own test).
+  await redraw(page, 'pipeline', () => page.selectOption('#model-choice', 'toy'));
+  assert.match(await page.textContent('#ckpt-status'), /toy model/);
 
   // 1. Tokens: BERT's ids for a typed sentence, a second segment, padding.
   const firstDrawn = await Promise.all(['lookup-rows', 'emb-sum', 'att-weights'].map((id) => canvasHash(page, id)));
@@ -175,6 +179,9 @@ test('the tutorial walks from a sentence to each head\'s attention in headless C
   assert.deepEqual(speed.runs.map((x) => x.backend), ['wasm-simd128', 'wasm-scalar']);
   for (const run of speed.runs) assert.ok(run.medianMs > 0 && run.firstMs > 0 && run.gflops > 0, JSON.stringify(run));
   assert.equal(await page.locator('#speed-table tbody tr').count(), 2);
+  const said = await page.textContent('#speed-status');
+  assert.match(said, /warmed up/);
+  assert.doesNotMatch(said, /0\.\d+× (as )?fast/, 'a slowdown called a speed-up');
   await checkSection(page, 'speed');
 
   // The one error shown was the bad dimension typed on purpose.
@@ -188,8 +195,11 @@ test('the tutorial fits a phone-sized viewport', async (t) => {
   const { page, problems, close } = await openTutorial({ width: 390, height: 844 });
   t.after(close);
   fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.waitForFunction(() => window.tutorial.draws.scores > 0);
+  await page.click('#gen-start');
+  await page.waitForFunction(() => window.tutorial.draws.generation > 0);
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'the page scrolls sideways');
-  for (const id of SECTIONS.slice(0, 7)) await checkSection(page, id, `phone-${id}`);
+  for (const id of SECTIONS.slice(0, 10)) await checkSection(page, id, `phone-${id}`);
   await page.screenshot({ path: path.join(ARTIFACTS, 'tutorial-phone.png'), fullPage: true });
   assert.deepEqual(problems, []);
 });
@@ -239,7 +249,8 @@ test('a checkpoint picked from disk drives the tutorial and gives PyTorch\'s lay
   assert.deepEqual(Array.from(r.tokens.typeIds), bert.tokenTypeIds.slice(0, L));
   assert.equal(await page.inputValue('#tokenizer'), 'loaded');
   assert.ok(await page.isDisabled('#att-positional'));
-  assert.match(await page.textContent('#ckpt-status'), /Loaded a bert model: 2 layers, width 32, 4 heads/);
+  assert.match(await page.textContent('#ckpt-status'), /Using a bert model: 2 layers, width 32, 4 heads/);
+  assert.equal(await page.inputValue('#model-choice'), 'checkpoint');
   // PyTorch's embedding output (hidden state 0) and layer-0 attention weights for that row.
   const D = 32, H = 4;
   assert.ok(maxAbsDiff(r.embed.normed, bert.hiddenStates[0].slice(0, L * D)) < 1e-5, 'embeddings differ from PyTorch');
@@ -255,9 +266,136 @@ test('a checkpoint picked from disk drives the tutorial and gives PyTorch\'s lay
   await page.setInputFiles('#ckpt-files', [gpt2('config.json'), gpt2('model.safetensors')]);
   await page.waitForFunction(() => document.getElementById('status').classList.contains('error'));
   assert.match(await page.textContent('#status'), /ids.*64/);
-  assert.match(await page.textContent('#ckpt-status'), /Loaded a gpt2 model/);
-  await redraw(page, 'pipeline', () => page.click('#ckpt-unload'));
+  assert.match(await page.textContent('#ckpt-status'), /Using a gpt2 model/);
+  // Nothing stale stays: the token table and the plots the failed request fed are empty.
+  assert.equal(await page.locator('#token-table tbody tr').count(), 0);
+  assert.equal((await canvasStats(page, 'att-weights')).inked, 0);
+  assert.equal(await page.evaluate(() => window.tutorial.results), null);
+  await redraw(page, 'pipeline', () => page.selectOption('#model-choice', 'toy'));
   assert.equal((await results(page)).weights, 'default');
   assert.ok(!(await page.isDisabled('#att-positional')));
   assert.deepEqual(problems, []);
+});
+
+/** Decodes a PNG's header and image data (zlib), checking it is a whole picture of its size. */
+function decodePng(bytes) {
+  assert.deepEqual([...bytes.subarray(0, 8)], [137, 80, 78, 71, 13, 10, 26, 10], 'not a PNG');
+  let at = 8, width = 0, height = 0, channels = 0;
+  const idat = [];
+  while (at < bytes.length) {
+    const n = bytes.readUInt32BE(at), type = bytes.toString('latin1', at + 4, at + 8);
+    const body = bytes.subarray(at + 8, at + 8 + n);
+    if (type === 'IHDR') {
+      width = body.readUInt32BE(0);
+      height = body.readUInt32BE(4);
+      assert.equal(body[8], 8, 'bit depth');
+      channels = { 2: 3, 6: 4 }[body[9]];
+    }
+    if (type === 'IDAT') idat.push(body);
+    at += 12 + n;
+  }
+  const pixels = zlib.inflateSync(Buffer.concat(idat));
+  assert.equal(pixels.length, height * (1 + width * channels), 'the image data does not cover the picture');
+  return { width, height };
+}
+
+test('the trained model is the default: every head, the scores the training script measured, the next word, generation with the cache', async (t) => {
+  const { page, problems, requests, close } = await openTutorial();
+  t.after(close);
+  const metrics = JSON.parse(fs.readFileSync(path.join(ROOT, 'web/tutorial/model/metrics.json'), 'utf8'));
+  assert.equal(await page.inputValue('#model-choice'), 'trained');
+  assert.match(await page.textContent('#ckpt-status'), /trained GPT-2: 4 layers, width 128, 4 heads, vocabulary 4096/);
+  let r = await results(page);
+  assert.equal(r.weights, 'checkpoint');
+  assert.equal(r.tokens.model, 'bpe');
+
+  // 7. The model view: 4 layers x 4 heads, drawn; a click takes one apart in section 6.
+  assert.equal(await page.locator('#model-view canvas').count(), 16);
+  await checkSection(page, 'heads', 'trained-heads');
+  await redraw(page, 'pipeline', () => page.click('#mv-2-1'));
+  r = await results(page);
+  assert.equal(r.attention.layer, 2);
+  assert.equal(r.attention.head, 1);
+  assert.equal(await page.inputValue('#att-layer'), '2');
+  assert.ok(r.attention.check.diff < 1e-5, `layer 2 taken apart differs from the model by ${r.attention.check.diff}`);
+  assert.ok(r.attention.softmaxDiff < 1e-5);
+  await page.focus('#mv-0-3');
+  await redraw(page, 'pipeline', () => page.keyboard.press('Enter'));
+  assert.equal((await results(page)).attention.layer, 0);
+
+  // The heads' scores, measured live by attnkit, are the training script's (PyTorch) within 1e-3.
+  await page.waitForFunction(() => window.tutorial.draws.scores > 0);
+  const scores = await page.evaluate(() => window.tutorial.scores);
+  assert.ok(maxAbsDiff(scores.previousToken.flat(), metrics.previousToken.scores.flat()) < 1e-3);
+  assert.ok(maxAbsDiff(scores.induction.flat(), metrics.induction.scores.flat()) < 1e-3);
+  assert.ok(Math.max(...scores.previousToken.flat()) >= 0.5 && Math.max(...scores.induction.flat()) >= 0.3);
+  assert.match(await page.textContent('#scores-facts'), /Best previous-token head: layer \d, head \d, score 0\.\d+\. Best induction head/);
+
+  // 8. The next word: temperature and top-k reshape the distribution; a bad value says what to fix
+  // and leaves no stale bars.
+  const next = () => page.evaluate(() => window.tutorial.next);
+  const first = await next();
+  assert.ok(first.kept === 4096 && first.top.length === 12);
+  await redraw(page, 'next', () => page.fill('#next-temperature', '0.3'));
+  const sharp = await next();
+  assert.equal(sharp.top[0].id, first.top[0].id);
+  assert.ok(sharp.top[0].probability > first.top[0].probability + 0.01, 'a lower temperature did not sharpen the distribution');
+  await redraw(page, 'next', () => page.fill('#next-topk', '3'));
+  assert.equal((await next()).kept, 3);
+  await page.fill('#next-temperature', '0');
+  await page.waitForFunction(() => document.getElementById('next-status').classList.contains('error'));
+  assert.match(await page.textContent('#next-status'), /temperature must be above 0.*got 0/);
+  assert.equal((await canvasStats(page, 'next-bars')).inked, 0);
+  await redraw(page, 'next', () => page.fill('#next-temperature', '1'));
+  await page.fill('#next-topk', '0');
+  // The logit lens: layers + 1 rows of a token per position; its last row is the model's output.
+  r = await results(page);
+  assert.equal(r.lens.rows, 5);
+  assert.equal(r.lens.cols, r.tokens.ids.length);
+  assert.ok(r.next.check < 1e-4, `the lens's last row differs from Model.forward by ${r.next.check}`);
+  await checkSection(page, 'next', 'trained-next');
+
+  // 9. Generation: the prompt fills the cache, each step adds one position and one token.
+  await page.fill('#gen-prompt', 'And God said');
+  await page.click('#gen-start');
+  await page.waitForFunction(() => window.tutorial.draws.generation > 0);
+  let g = await page.evaluate(() => window.tutorial.generation);
+  const prompt = g.cacheLength;
+  assert.ok(prompt >= 3);
+  for (let step = 1; step <= 3; step++) {
+    const before = await page.evaluate(() => window.tutorial.draws.generation);
+    await page.click('#gen-step');
+    await page.waitForFunction((n) => window.tutorial.draws.generation > n, before);
+    g = await page.evaluate(() => window.tutorial.generation);
+    assert.equal(g.cacheLength, prompt + step);
+    // The newest query row reads every cached position: its weights sum to 1 over cacheLength keys.
+    const a = g.last.attentions[0];
+    assert.deepEqual(a.dims.slice(2), [1, prompt + step]);
+    const row = Object.values(a.data).slice(0, prompt + step);
+    assert.ok(Math.abs(row.reduce((x, y) => x + y, 0) - 1) < 1e-5);
+  }
+  assert.deepEqual(g.history, [prompt, prompt + 1, prompt + 2, prompt + 3]);
+  assert.ok((await page.textContent('#gen-text')).startsWith('And God said'));
+  assert.ok((await page.textContent('#gen-text')).length > 'And God said'.length);
+  await checkSection(page, 'generate', 'trained-generate');
+
+  // Every plot saves as a PNG that decodes to the canvas's size.
+  for (const id of ['lens', 'score-induction', 'gen-attention', 'head-view']) {
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click(`#${id}-png`)]);
+    const png = decodePng(fs.readFileSync(await download.path()));
+    const size = await page.evaluate((c) => [document.getElementById(c).width, document.getElementById(c).height], id);
+    assert.deepEqual([png.width, png.height], size);
+    assert.equal(download.suggestedFilename(), `attnkit-${id}.png`);
+  }
+
+  // A failed checkpoint load says what to fix and keeps the trained model (its plots stay valid).
+  await page.setInputFiles('#ckpt-files', [path.join(ROOT, 'web/tutorial/model/config.json')]);
+  await page.waitForFunction(() => document.getElementById('ckpt-status').classList.contains('error'));
+  assert.match(await page.textContent('#ckpt-status'), /Could not load the checkpoint: .*model\.safetensors.*Still using the trained GPT-2/);
+  assert.equal(await page.inputValue('#model-choice'), 'trained');
+  assert.equal((await results(page)).weights, 'checkpoint');
+
+  assert.deepEqual(problems, []);
+  const off = requests.filter((u) => !/^(http:\/\/127\.0\.0\.1[:/]|blob:|data:)/.test(u));
+  assert.deepEqual(off, [], 'requests off 127.0.0.1');
 });

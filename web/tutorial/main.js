@@ -109,14 +109,16 @@ function lines(id, spec, summary) {
 
 /** Blanks the plots of `section` (after a failed request: nothing stale stays on screen). */
 function blankSection(section) {
-  for (const c of document.querySelectorAll(`#${section} canvas`)) {
-    const ctx = c.getContext('2d');
-    ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.clearRect(0, 0, c.width, c.height);
-    c.setAttribute('aria-label', 'Nothing to show: see the message above.');
-    heatmaps.get(c.id)?.forget?.();
-  }
+  for (const c of document.querySelectorAll(`#${section} canvas`)) blankCanvas(c);
   for (const r of document.querySelectorAll(`#${section} .readout, #${section} .facts`)) r.textContent = '';
+}
+function blankCanvas(c) {
+  const ctx = c.getContext('2d');
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
+  ctx.fillStyle = '#fff';
+  ctx.fillRect(0, 0, c.width, c.height);
+  c.setAttribute('aria-label', 'Nothing to show: see the message above.');
+  heatmaps.get(c.id)?.forget();
 }
 
 const display = (t) => (t ?? '').replace(/^Ġ/, '␣').replace(/Ċ/g, '⏎');
@@ -387,11 +389,7 @@ const runScores = latestOnly('headScores', (r) => {
   tutorial.draws.scores++;
 }, (e) => { blankScores(); showStatus($('heads-status'), e.message, true); });
 function blankScores() {
-  for (const id of ['score-previous', 'score-induction', 'induction-map']) {
-    const c = $(id);
-    c.getContext('2d').clearRect(0, 0, c.width, c.height);
-    heatmaps.get(id)?.forget();
-  }
+  for (const id of ['score-previous', 'score-induction', 'induction-map']) blankCanvas($(id));
   $('scores-facts').textContent = '';
 }
 function renderScores(r) {
@@ -443,7 +441,7 @@ function renderNext() {
   const args = nextArgs();
   const problem = checkNextArgs(args);
   if (problem) {
-    blankSection('next');
+    blankCanvas($('next-bars')); // the lens below does not depend on these settings
     showStatus($('next-status'), problem, true);
     return;
   }
@@ -679,7 +677,10 @@ function modelName() {
 // What each model starts with: the trained one reads Bible-like text and has no second segment.
 const PRESETS = {
   trained: { text: 'And God said unto Moses, Go in unto Pharaoh, and say unto him', pair: '', padTo: '0' },
-  toy: { text: 'The quick brown fox jumps over the lazy dog.', pair: 'It was not amused.', padTo: '20', tokenizer: 'bert' },
+  toy: {
+    text: 'The quick brown fox jumps over the lazy dog.', pair: 'It was not amused.', padTo: '20', tokenizer: 'bert',
+    switches: { scale: true, 'emb-positional': 'sinusoidal', 'att-positional': 'sinusoidal', 'att-causal': false },
+  },
 };
 function applyPreset(name) {
   const p = PRESETS[name];
@@ -688,6 +689,10 @@ function applyPreset(name) {
   $('pair').value = p.pair;
   $('pad-to').value = $('mask-pad-to').value = p.padTo;
   if (p.tokenizer) $('tokenizer').value = p.tokenizer;
+  for (const [id, v] of Object.entries(p.switches ?? {})) {
+    if (typeof v === 'boolean') $(id).checked = v;
+    else $(id).value = v;
+  }
 }
 function modelLoaded(s) {
   tutorial.checkpoint = s;
