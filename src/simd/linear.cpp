@@ -1,7 +1,6 @@
 // xsimd Linear kernels (contract in attnkit/linear.hpp).
 //
-// Leftover rows (rows % 4) go one at a time: the tail is small and fewer instantiations keep the
-// .wasm small (its compile time is part of start-up).
+// Leftover rows (rows % 4) go one at a time.
 //
 // Both layouts work on register blocks of kMR input rows, with the weights traversed in cache-
 // sized slices so that every row block reuses a slice from L1/L2 instead of streaming all of W
@@ -11,6 +10,7 @@
 //   fit in ~96 KB.
 // - in_out (Conv1D): y[r][o..o+2N) += x[r][i] * W[i][o..o+2N) over i. A block holds kMR rows x
 //   two vectors of outputs; a slice is a 2N-wide column strip of W (in * 32 bytes).
+// Single rows (decoding) have kernels of their own, with four independent accumulators each.
 #include <algorithm>
 
 #include "attnkit/linear.hpp"
@@ -58,6 +58,34 @@ void dot_rows(float* y, int ldy, const float* x, int in, const float* w, int o_b
   if (o < o_end) dot_block<Arch, MR, 1>{}(y + o, ldy, x, in, w + static_cast<std::size_t>(o) * in, bias ? bias + o : nullptr);
 }
 
+// out_in, one row of x: each weight row's dot product with four accumulators along `in`. This is
+// the matrix-vector product of decoding (the LM head over the whole vocabulary, every layer's
+// projections), bound by streaming W: a block of weight rows, or a single accumulator, would wait
+// on the add latency at every step (measured: 3x slower on the 50257 x 256 tied head).
+template <class Arch>
+struct dot_row {
+  using b = xsimd::batch<float, Arch>;
+  static constexpr int N = static_cast<int>(b::size);
+
+  void operator()(float* y, const float* x, int in, const float* w, int o_begin, int o_end, const float* bias) const {
+    for (int o = o_begin; o < o_end; ++o) {
+      const float* r = w + static_cast<std::size_t>(o) * in;
+      b a0(0.f), a1(0.f), a2(0.f), a3(0.f);
+      int i = 0;
+      for (; i + 4 * N <= in; i += 4 * N) {
+        a0 = xsimd::fma(b::load_unaligned(r + i), b::load_unaligned(x + i), a0);
+        a1 = xsimd::fma(b::load_unaligned(r + i + N), b::load_unaligned(x + i + N), a1);
+        a2 = xsimd::fma(b::load_unaligned(r + i + 2 * N), b::load_unaligned(x + i + 2 * N), a2);
+        a3 = xsimd::fma(b::load_unaligned(r + i + 3 * N), b::load_unaligned(x + i + 3 * N), a3);
+      }
+      for (; i + N <= in; i += N) a0 = xsimd::fma(b::load_unaligned(r + i), b::load_unaligned(x + i), a0);
+      float s = xsimd::hadd((a0 + a1) + (a2 + a3));
+      for (; i < in; ++i) s += r[i] * x[i];
+      y[o] = s + (bias ? bias[o] : 0.f);
+    }
+  }
+};
+
 template <class Arch>
 struct linear_out_in {
   void operator()(float* y, const float* x, std::size_t rows, int in, int out, const float* w, const float* bias) const {
@@ -67,7 +95,7 @@ struct linear_out_in {
       const int o1 = std::min(out, o0 + slice);
       std::size_t r = 0;
       for (; r + kMR <= rows; r += kMR) dot_rows<Arch, kMR>(y + r * out, out, x + r * in, in, w, o0, o1, bias);
-      for (; r < rows; ++r) dot_rows<Arch, 1>(y + r * out, out, x + r * in, in, w, o0, o1, bias);
+      for (; r < rows; ++r) dot_row<Arch>{}(y + r * out, x + r * in, in, w, o0, o1, bias);
     }
   }
 };
@@ -110,22 +138,35 @@ inline void axpy_scalar_columns(float* y, const float* x, std::size_t rows, int 
 
 template <class Arch, int NV>
 void axpy_strip(float* y, const float* x, std::size_t rows, int in, int out, const float* w, const float* bias) {
-  std::size_t r = 0;
-  for (; r + kMR <= rows; r += kMR) axpy_block<Arch, kMR, NV>{}(y + r * out, x + r * in, in, out, w, bias);
-  for (; r < rows; ++r) axpy_block<Arch, 1, NV>{}(y + r * out, x + r * in, in, out, w, bias);
+  for (std::size_t r = 0; r + kMR <= rows; r += kMR) axpy_block<Arch, kMR, NV>{}(y + r * out, x + r * in, in, out, w, bias);
+}
+
+// in_out, one row of x (the rows % 4 left over; all of decoding): 4N-wide strips, so that four
+// accumulator chains hide the add latency that a 2N strip of a single row waits on.
+template <class Arch>
+void axpy_row(float* y, const float* x, int in, int out, const float* w, const float* bias) {
+  constexpr int N = static_cast<int>(xsimd::batch<float, Arch>::size);
+  int o = 0;
+  for (; o + 4 * N <= out; o += 4 * N) axpy_block<Arch, 1, 4>{}(y + o, x, in, out, w + o, bias ? bias + o : nullptr);
+  for (; o + N <= out; o += N) axpy_block<Arch, 1, 1>{}(y + o, x, in, out, w + o, bias ? bias + o : nullptr);
+  if (o < out) axpy_scalar_columns(y, x, 1, in, out, w, o, bias);
 }
 
 template <class Arch>
 struct linear_in_out {
   void operator()(float* y, const float* x, std::size_t rows, int in, int out, const float* w, const float* bias) const {
     constexpr int N = static_cast<int>(xsimd::batch<float, Arch>::size);
-    int o = 0;
-    for (; o + 2 * N <= out; o += 2 * N) axpy_strip<Arch, 2>(y + o, x, rows, in, out, w + o, bias ? bias + o : nullptr);
-    if (o + N <= out) {
-      axpy_strip<Arch, 1>(y + o, x, rows, in, out, w + o, bias ? bias + o : nullptr);
-      o += N;
+    const std::size_t blocked = rows - rows % kMR;
+    if (blocked > 0) {
+      int o = 0;
+      for (; o + 2 * N <= out; o += 2 * N) axpy_strip<Arch, 2>(y + o, x, blocked, in, out, w + o, bias ? bias + o : nullptr);
+      if (o + N <= out) {
+        axpy_strip<Arch, 1>(y + o, x, blocked, in, out, w + o, bias ? bias + o : nullptr);
+        o += N;
+      }
+      if (o < out) axpy_scalar_columns(y, x, blocked, in, out, w, o, bias);
     }
-    if (o < out) axpy_scalar_columns(y, x, rows, in, out, w, o, bias);
+    for (std::size_t r = blocked; r < rows; ++r) axpy_row<Arch>(y + r * out, x + r * in, in, out, w, bias);
   }
 };
 

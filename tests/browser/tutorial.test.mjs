@@ -374,7 +374,15 @@ test('the trained model is the default: every head, the scores the training scri
     const row = Object.values(a.data).slice(0, prompt + step);
     assert.ok(Math.abs(row.reduce((x, y) => x + y, 0) - 1) < 1e-5);
   }
-  assert.deepEqual(g.history, [prompt, prompt + 1, prompt + 2, prompt + 3]);
+  // The other sections' forward passes (a new sentence) leave the generation's cache alone.
+  await redraw(page, 'pipeline', () => page.fill('#text', 'In the beginning'));
+  {
+    const before = await page.evaluate(() => window.tutorial.draws.generation);
+    await page.click('#gen-step');
+    await page.waitForFunction((n) => window.tutorial.draws.generation > n, before);
+    g = await page.evaluate(() => window.tutorial.generation);
+  }
+  assert.deepEqual(g.history, [prompt, prompt + 1, prompt + 2, prompt + 3, prompt + 4]);
   assert.ok((await page.textContent('#gen-text')).startsWith('And God said'));
   assert.ok((await page.textContent('#gen-text')).length > 'And God said'.length);
   await checkSection(page, 'generate', 'trained-generate');
