@@ -482,7 +482,8 @@ int layer_forward(uintptr_t slot, double handle, uintptr_t x, uintptr_t sizes, i
 }
 
 // The layer's KV cache: op 0 = its length, 1 = reset, 2 = truncate to `value` positions, 3 = set
-// its limit to `value` positions, 4 = bytes held. -1 for a stale handle.
+// its limit to `value` positions, 4 = bytes held, 5 = its batch (0 while empty). -1 for a stale
+// handle.
 double layer_cache(double handle, int op, double value) {
   EncoderLayer* l = nullptr;
   if (!g_layers.find(handle, l).ok()) return -1;
@@ -493,9 +494,46 @@ double layer_cache(double handle, int op, double value) {
     case 2: m.truncate_cache(n); break;
     case 3: m.set_cache_limit(n); break;
     case 4: return m.cache_bytes();
+    case 5: return m.cache_batch();
     default: break;
   }
   return m.cache_length();
+}
+
+// The layer's cached keys (which = 0) or values (1), [batch, kv_heads, length, head_dim].
+int layer_cache_read(uintptr_t slot, double handle, int which) {
+  EncoderLayer* l = nullptr;
+  Status s = g_layers.find(handle, l);
+  if (!s.ok()) return fail(std::move(s));
+  const MultiHeadAttention& m = l->attention();
+  return with_result(slot, m.cache_values(), [&](float* out) {
+    if (out) m.read_cache(which != 0, out);
+    return Status::success();
+  });
+}
+
+// Replaces the layer's cache with k and v, each [batch, kv_heads, length, head_dim]: sizes =
+// [batch, length, k elements, v elements], checked against the layer's shape.
+int layer_cache_write(uintptr_t slot, double handle, uintptr_t k, uintptr_t v, uintptr_t sizes) {
+  (void)slot;
+  EncoderLayer* l = nullptr;
+  Status s = g_layers.find(handle, l);
+  if (!s.ok()) return fail(std::move(s));
+  MultiHeadAttention& m = l->attention();
+  const double* z = in<double>(sizes);
+  s = check_integer("pastKeyValues.batch", z[0], 1, 1 << 20);
+  if (s.ok()) s = check_integer("pastKeyValues.length", z[1], 0, 1 << 24);
+  if (!s.ok()) return fail(std::move(s));
+  const double want = z[0] * z[1] * static_cast<double>(m.cache_position_values());
+  if (z[2] != want || z[3] != want) {
+    return fail(Status::error(Code::shape_mismatch, "pastKeyValues",
+                              "keys and values must have batch * kvHeads * length * headDim = " +
+                                  std::to_string(static_cast<long long>(want)) + " elements each, got " +
+                                  std::to_string(static_cast<long long>(z[2])) + " and " +
+                                  std::to_string(static_cast<long long>(z[3]))));
+  }
+  s = m.write_cache(in<float>(k), in<float>(v), static_cast<int>(z[0]), static_cast<int>(z[1]));
+  return s.ok() ? 0 : fail(std::move(s));
 }
 
 void layer_free(double handle) { g_layers.free(handle); }
@@ -580,6 +618,8 @@ EMSCRIPTEN_BINDINGS(attnkit) {
   emscripten::function("_layerWeight", &layer_weight);
   emscripten::function("_layerForward", &layer_forward);
   emscripten::function("_layerCache", &layer_cache);
+  emscripten::function("_layerCacheRead", &layer_cache_read);
+  emscripten::function("_layerCacheWrite", &layer_cache_write);
   emscripten::function("_layerFree", &layer_free);
   emscripten::function("_decoderCreate", &decoder_create);
   emscripten::function("_decoderWeight", &decoder_weight);

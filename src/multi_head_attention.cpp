@@ -261,6 +261,36 @@ Status MultiHeadAttention::ensure_cache(int batch, int needed) {
   return Status::success();
 }
 
+void MultiHeadAttention::read_cache(bool values, float* out) const {
+  const FloatBuffer& from = values ? v_cache_ : k_cache_;
+  const std::size_t row = static_cast<std::size_t>(cache_length_) * head_dim_;
+  for (int bg = 0; bg < cache_batch() * kv_heads_; ++bg)
+    std::memcpy(out + bg * row, from.data() + static_cast<std::size_t>(bg) * cache_capacity_ * head_dim_, row * sizeof(float));
+}
+
+Status MultiHeadAttention::write_cache(const float* k, const float* v, int batch, int length) {
+  if (batch < 1 || length < 0 || length > cache_limit_) {
+    return Status::error(Code::invalid_argument, "pastKeyValues",
+                         "a cache of " + std::to_string(length) + " positions for a batch of " + std::to_string(batch) +
+                             " (the limit is " + std::to_string(cache_limit_) + " positions)");
+  }
+  reset_cache();
+  if (length == 0) return Status::success();
+  Status s = ensure_cache(batch, length);
+  if (!s.ok()) {
+    reset_cache();
+    return s;
+  }
+  const std::size_t row = static_cast<std::size_t>(length) * head_dim_;
+  for (int bg = 0; bg < batch * kv_heads_; ++bg) {
+    const std::size_t to = static_cast<std::size_t>(bg) * cache_capacity_ * head_dim_;
+    std::memcpy(k_cache_.data() + to, k + bg * row, row * sizeof(float));
+    std::memcpy(v_cache_.data() + to, v + bg * row, row * sizeof(float));
+  }
+  cache_length_ = length;
+  return Status::success();
+}
+
 Status MultiHeadAttention::run(float* out, float* weights, const Inputs& in) {
   const int B = static_cast<int>(in.batch), Lq = static_cast<int>(in.q_len);
   const bool cross = in.key != nullptr;

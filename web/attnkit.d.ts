@@ -410,10 +410,23 @@ export interface ModelForwardOptions {
    * cumsum(mask) - 1 when a mask was given); attentionMask then covers [batch, cacheLength + L] or [batch, L].
    */
   useCache?: boolean;
+  /** With useCache: first replace the model's KV cache with this one (from saveCache, here or in a model of the same shape). */
+  pastKeyValues?: KVCache;
   /** A sentence embedding per row in `pooled`: the mean over the mask, the first token, the last real token, or BERT's pooler. */
   pooling?: 'mean' | 'cls' | 'last' | 'pooler';
   /** L2-normalise the pooled embedding. */
   normalize?: boolean;
+}
+
+/** A model's KV cache as a value (Model.saveCache / loadCache / forward's pastKeyValues). */
+export interface KVCache {
+  batch: number;
+  /** Positions held. */
+  length: number;
+  /** [batch, length], 1 = token, 0 = padding; null when every position is a token. */
+  mask: Int32Array | null;
+  /** Per layer: keys and values [batch, kvHeads, length, headDim]. */
+  layers: { key: Tensor<Float32Array>; value: Tensor<Float32Array> }[];
 }
 
 export interface GenerateEvent {
@@ -506,6 +519,10 @@ export class Model {
   /** Bytes of the layers' KV cache storage. */
   readonly cacheBytes: number;
   resetCache(): this;
+  /** A copy of the KV cache, to branch a decoding or reuse a prompt's keys and values. */
+  saveCache(): KVCache;
+  /** Replaces the KV cache with a saved one (all layers, or none on error). */
+  loadCache(cache: KVCache): this;
   /** Greedy or sampled continuation of inputIds with the KV cache (GPT-2, LLaMA). */
   generate(inputIds: Ids, options?: GenerateOptions): Promise<GenerateOutput>;
   /** generate from text: the new text of one prompt, or of each prompt of a list (one left-padded batch). */

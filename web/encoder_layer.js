@@ -126,4 +126,20 @@ export class EncoderLayer extends HandleModule {
   _limitCache(positions) {
     this._ak._m._layerCache(this._handle, 3, positions);
   }
+
+  // For Model's saveCache / loadCache: the cached keys and values, [batch, kvHeads, length,
+  // headDim] each, and back (the C++ side checks the sizes against the layer's shape).
+  _readCache(fn) {
+    const m = this._ak._m;
+    return {
+      batch: m._layerCache(this._handle, 5, 0), length: m._layerCache(this._handle, 0, 0),
+      key: this._ak._call(fn, '_layerCacheRead', [this._handle, 0]),
+      value: this._ak._call(fn, '_layerCacheRead', [this._handle, 1]),
+    };
+  }
+
+  _writeCache(fn, batch, length, key, value) {
+    const sizes = new Float64Array([batch, length, key.length, value.length]);
+    this._ak._withInputs([key, value, sizes], ([pk, pv, ps]) => this._ak._raw(fn, '_layerCacheWrite', [this._handle, pk, pv, ps]));
+  }
 }

@@ -181,6 +181,67 @@ export class Model {
     return bytes;
   }
 
+  /**
+   * A copy of the KV cache: {batch, length, mask (Int32Array [batch, length] or null: every
+   * position a token), layers: per layer {key, value} Tensors [batch, kvHeads, length, headDim]}.
+   * loadCache (or forward's pastKeyValues) puts it back, here or in a model of the same shape: to
+   * branch a decoding, or to keep a prompt's cache and start from it again.
+   */
+  saveCache() {
+    const fn = 'saveCache';
+    if (!this.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
+    const c = this._cache;
+    const layers = this.layers.map((layer) => {
+      const r = layer._readCache(fn);
+      const dims = [r.batch, this.spec.layer.numKvHeads || this.spec.layer.numHeads, r.length, this.spec.layer.headDim];
+      return { key: new Tensor('float32', r.key, dims), value: new Tensor('float32', r.value, dims) };
+    });
+    return { batch: c?.batch ?? 0, length: c?.length ?? 0, mask: c?.mask ? c.mask.slice() : null, layers };
+  }
+
+  /** Replaces the KV cache with one saveCache returned (see saveCache); returns the model. */
+  loadCache(cache) {
+    this._loadCache('loadCache', 'cache', cache);
+    return this;
+  }
+
+  _loadCache(fn, name, cache) {
+    if (!this.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
+    const bad = (what, code = 'ERR_INVALID_ARGUMENT') => new AttnkitError(`${fn}: ${name} ${what}`, { code, argument: name });
+    if (cache === null || typeof cache !== 'object') throw bad(`must be what saveCache() returned, got ${describe(cache)}`);
+    const { batch, length, mask, layers } = cache;
+    if (!Number.isInteger(batch) || batch < 0 || !Number.isInteger(length) || length < 0) {
+      throw bad(`must have integer batch and length >= 0, got batch ${describe(batch)}, length ${describe(length)}`);
+    }
+    if (length > this.contextSize) throw bad(`holds ${length} positions; this model has ${this.contextSize}`, 'ERR_OUT_OF_RANGE');
+    if (!Array.isArray(layers) || layers.length !== this.layers.length) {
+      throw bad(`must have one {key, value} per layer (${this.layers.length}), got ${Array.isArray(layers) ? layers.length : describe(layers)}`, 'ERR_SHAPE_MISMATCH');
+    }
+    if (mask !== null && mask !== undefined && (!(mask instanceof Int32Array) || mask.length !== batch * length)) {
+      throw bad(`mask must be null or an Int32Array of batch * length = ${batch * length} elements, got ${describe(mask)}`, 'ERR_SHAPE_MISMATCH');
+    }
+    const data = layers.map((l, i) => {
+      const k = l?.key?.data ?? l?.key, v = l?.value?.data ?? l?.value;
+      if (!(k instanceof Float32Array) || !(v instanceof Float32Array)) {
+        throw bad(`layers[${i}] must have Float32Array (or float32 Tensor) key and value, got ${describe(k)} and ${describe(v)}`);
+      }
+      return [k, v];
+    });
+    try {
+      data.forEach(([k, v], i) => {
+        if (length === 0) this.layers[i].resetCache();
+        else this.layers[i]._writeCache(fn, batch, length, k, v);
+      });
+    } catch (e) {
+      // All or nothing: a refused layer leaves every layer's cache empty. The C++ side names the
+      // argument pastKeyValues; loadCache's is `cache`.
+      this.resetCache();
+      if (typeof e.argument === 'string' && e.argument.startsWith('pastKeyValues')) e.argument = name + e.argument.slice('pastKeyValues'.length);
+      throw e;
+    }
+    this._cache = length === 0 ? null : { batch, length, mask: mask ? mask.slice() : null };
+  }
+
   /** Empties the KV cache of every layer (forward with useCache then starts at position 0). */
   resetCache() {
     for (const layer of this.layers) layer.resetCache();
@@ -340,9 +401,9 @@ export class Model {
     const fn = 'forward';
     const {
       attentionMask, tokenTypeIds, positionIds, outputAttentions = false, outputHiddenStates = false, outputLogits = false,
-      lastTokenOnly = false, useCache = false, pooling, normalize = false,
+      lastTokenOnly = false, useCache = false, pastKeyValues, pooling, normalize = false,
     } = checkOptions(fn, options, ['attentionMask', 'tokenTypeIds', 'positionIds', 'outputAttentions', 'outputHiddenStates',
-      'outputLogits', 'lastTokenOnly', 'useCache', 'pooling', 'normalize']);
+      'outputLogits', 'lastTokenOnly', 'useCache', 'pastKeyValues', 'pooling', 'normalize']);
     for (const [k, v] of Object.entries({ outputAttentions, outputHiddenStates, outputLogits, lastTokenOnly, useCache, normalize })) boolean(fn, k, v);
     if (!this.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
     const logits = outputLogits || lastTokenOnly;
@@ -362,7 +423,15 @@ export class Model {
     let positions = positionIds;
     let mask = given === undefined ? undefined : { data: given, dims: [B, L] };
     let cache = null;
+    if (pastKeyValues !== undefined && !useCache) {
+      throw new AttnkitError(`${fn}: pastKeyValues continues a KV cache; pass useCache: true with it`,
+        { code: 'ERR_INVALID_ARGUMENT', argument: 'pastKeyValues' });
+    }
     if (useCache) {
+      if (pastKeyValues !== undefined) {
+        if (!this.spec.layer.causal) this._cacheStep(fn, B, L, given); // refuses with its message
+        this._loadCache(fn, 'pastKeyValues', pastKeyValues);
+      }
       cache = this._cacheStep(fn, B, L, given);
       mask = cache.mask ? { data: cache.mask, dims: [B, cache.total] } : undefined;
       if (positions === undefined) positions = cache.positions;

@@ -93,6 +93,20 @@ class MultiHeadAttention : public HeapObject {
   // The most positions the cache may hold (a model's context size): a call that would pass it is
   // refused in prepare, and the cache never grows its storage past it.
   void set_cache_limit(int positions) { cache_limit_ = positions < 1 ? 1 : positions; }
+  // The cache as it stands: cache_batch() rows (0 while empty) of [kv_heads, cache_length(),
+  // head_dim] keys and values. read_cache copies the keys (values = false) or the values into out,
+  // cache_values() floats.
+  int cache_batch() const { return cache_length_ > 0 ? cache_batch_ : 0; }
+  std::size_t cache_values() const {
+    return static_cast<std::size_t>(cache_batch()) * kv_heads_ * cache_length_ * head_dim_;
+  }
+  void read_cache(bool values, float* out) const;
+  // Floats one cached position holds per batch row, in K or in V: kv_heads * head_dim.
+  std::size_t cache_position_values() const { return static_cast<std::size_t>(kv_heads_) * head_dim_; }
+  // Replaces the cache with k and v, each [batch, kv_heads, length, head_dim] (what read_cache
+  // wrote, here or in a module of the same shape). batch >= 1, 0 <= length <= the cache limit (else
+  // invalid_argument, the cache untouched); out_of_memory leaves the cache empty.
+  Status write_cache(const float* k, const float* v, int batch, int length);
   // Bytes the cache's K and V storage holds now.
   double cache_bytes() const { return k_cache_.data() ? 2.0 * sizeof(float) * k_cache_.size() : 0; }
 

@@ -232,6 +232,39 @@ TEST(MultiHeadAttention, KvCacheMatchesFullPass) {
   }
 }
 
+// A cache read out of one module and written into a fresh one of the same shape continues the
+// decoding exactly as the first would (an exchangeable pastKeyValues); bad sizes are refused.
+TEST(MultiHeadAttention, KvCacheReadAndWrittenIntoAnotherModuleContinuesTheSame) {
+  for (const auto& c : fixture()["mha"]) {
+    if (!c.value("causal", false)) continue;
+    auto m = make_module(c), other = make_module(c);
+    const auto query = floats(c["query"]);
+    const std::vector<int> dims = c["dims"];
+    const int B = dims[0], L = dims[1], D = dims[2];
+    ASSERT_TRUE(cached_step(*m, query, L, D, B, 0, L - 2, nullptr).ok());
+    std::vector<float> k(m->cache_values()), v(m->cache_values());
+    ASSERT_EQ(k.size(), static_cast<std::size_t>(B) * (L - 2) * m->cache_position_values());
+    m->read_cache(false, k.data());
+    m->read_cache(true, v.data());
+    ASSERT_TRUE(other->write_cache(k.data(), v.data(), B, L - 2).ok());
+    EXPECT_EQ(other->cache_length(), L - 2);
+    EXPECT_EQ(other->cache_batch(), B);
+    std::vector<float> a(query.size()), b(query.size());
+    for (int done = L - 2; done < L; ++done) {
+      ASSERT_TRUE(cached_step(*m, query, L, D, B, done, 1, &a).ok());
+      ASSERT_TRUE(cached_step(*other, query, L, D, B, done, 1, &b).ok());
+    }
+    EXPECT_EQ(a, b) << c["name"];
+    // Past the limit: refused by name, the cache untouched.
+    other->set_cache_limit(L);
+    EXPECT_EQ(other->write_cache(k.data(), v.data(), 1, L + 1).argument, "pastKeyValues");
+    EXPECT_EQ(other->cache_length(), L);
+    EXPECT_TRUE(other->write_cache(k.data(), v.data(), B, 0).ok());
+    EXPECT_EQ(other->cache_length(), 0);
+    EXPECT_EQ(other->cache_values(), 0u);
+  }
+}
+
 // The cache's storage is laid out again when a reset cache takes a larger batch (it once kept the
 // old layout, writing past the storage), and it never grows past the limit a model sets.
 TEST(MultiHeadAttention, KvCacheTakesANewBatchAfterResetAndKeepsToItsLimit) {

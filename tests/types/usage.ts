@@ -5,7 +5,7 @@ import {
   AttnkitError, Embeddings, Model, MultiHeadAttention, Tensor, Tokenizer, invertMask, load, simdSupported,
   toAdditiveMask,
 } from 'attnkit';
-import type { Attnkit, BoolTensor, ErrorCode, ModelOutput, TensorType } from 'attnkit';
+import type { Attnkit, BoolTensor, ErrorCode, KVCache, ModelOutput, TensorType } from 'attnkit';
 
 const ak: Attnkit = await load({ simd: 'auto' });
 const backend: 'wasm-simd128' | 'wasm-scalar' = ak.backend;
@@ -98,6 +98,12 @@ async function generation(ak: Attnkit, model: Model, tok: Tokenizer) {
   const pooled: Tensor<Float32Array> = model.forward([1, 2], { pooling: 'mean', normalize: true }).pooled;
   const n: number = model.cacheLength + model.cacheBytes + model.contextSize;
   model.resetCache().forward([5], { useCache: true });
+  const saved: KVCache = model.saveCache();
+  const keys: Tensor<Float32Array> = saved.layers[0].key;
+  model.loadCache(saved).forward([6], { useCache: true, pastKeyValues: saved });
+  // @ts-expect-error pastKeyValues is a saved cache
+  model.forward([6], { useCache: true, pastKeyValues: [1] });
+  void keys;
   // @ts-expect-error pooling takes one of four names
   model.forward([1], { pooling: 'max' });
   void [ak, seq, probs, s, m, pooled, n];
