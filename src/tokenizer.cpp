@@ -248,6 +248,21 @@ Status normalizer_steps(const json& n, const std::string& where, json& steps) {
                                   "StripAccents, Sequence)");
 }
 
+// A Split or Punctuation behavior, as the steps name it: removed, isolated, mergedWithPrevious,
+// mergedWithNext, contiguous. `fallback` when the field is absent ("" = required).
+Status split_behavior(const json& p, const std::string& where, const char* fallback, std::string& out) {
+  std::string b;
+  Status s = text_field(p, "behavior", fallback, where, b);
+  if (!s.ok()) return s;
+  static const std::pair<const char*, const char*> names[] = {
+      {"Removed", "removed"}, {"Isolated", "isolated"}, {"MergedWithPrevious", "mergedWithPrevious"},
+      {"MergedWithNext", "mergedWithNext"}, {"Contiguous", "contiguous"}};
+  for (const auto& [hf, ours] : names)
+    if (b == hf || b == ours) return out = ours, Status::success();
+  return bad(where + ".behavior", where + ".behavior \"" + b +
+                                      "\" is not one of Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous");
+}
+
 Status pre_tokenizer_steps(const json& p, const std::string& where, json& steps) {
   if (p.is_null()) return Status::success();
   if (!p.is_object()) return bad(where, where + " must be an object or null");
@@ -255,6 +270,22 @@ Status pre_tokenizer_steps(const json& p, const std::string& where, json& steps)
   if (t == "Sequence") return sequence(p, "pretokenizers", where, steps, pre_tokenizer_steps);
   if (t == "BertPreTokenizer") return steps.push_back({{"type", "bert"}}), Status::success();
   if (t == "WhitespaceSplit") return steps.push_back({{"type", "whitespaceSplit"}}), Status::success();
+  // Whitespace: words (\w+) and runs of other non-space characters ([^\w\s]+); spaces dropped.
+  if (t == "Whitespace") return steps.push_back({{"type", "whitespace"}}), Status::success();
+  if (t == "Digits") {
+    bool individual = false;
+    Status s = flag(p, "individual_digits", false, where, individual);
+    if (!s.ok()) return s;
+    steps.push_back({{"type", "digits"}, {"individualDigits", individual}});
+    return Status::success();
+  }
+  if (t == "Punctuation") {
+    std::string behavior;
+    Status s = split_behavior(p, where, "isolated", behavior);
+    if (!s.ok()) return s;
+    steps.push_back({{"type", "punctuation"}, {"behavior", behavior}});
+    return Status::success();
+  }
   if (t == "Split") {
     // A file's regular expression is never compiled: only the patterns of known models are run,
     // by vetted equivalents in web/tokenizer.js (SPLIT_PATTERNS). A String pattern is a literal.
@@ -268,14 +299,10 @@ Status pre_tokenizer_steps(const json& p, const std::string& where, json& steps)
     const json* str = pat ? field(*pat, "String") : nullptr;
     std::string behavior;
     bool invert = false;
-    Status s = text_field(p, "behavior", "", where, behavior);
+    Status s = split_behavior(p, where, "", behavior);
     if (s.ok()) s = flag(p, "invert", false, where, invert);
     if (!s.ok()) return s;
-    if (behavior != "Isolated" && behavior != "Removed") {
-      return bad(where + ".behavior", where + ".behavior \"" + behavior + "\" is not supported (supported: Isolated, Removed)");
-    }
-    if (invert) return bad(where + ".invert", where + ".invert true is not supported");
-    json step = {{"type", "split"}, {"behavior", behavior == "Isolated" ? "isolated" : "removed"}};
+    json step = {{"type", "split"}, {"behavior", behavior}, {"invert", invert}};
     if (str && str->is_string() && !str->get<std::string>().empty()) {
       step["literal"] = *str;
     } else if (re && re->is_string()) {
@@ -301,7 +328,8 @@ Status pre_tokenizer_steps(const json& p, const std::string& where, json& steps)
     return Status::success();
   }
   return bad(where + ".type", where + " type \"" + t +
-                                  "\" is not supported (supported: BertPreTokenizer, ByteLevel, WhitespaceSplit, Split, Sequence)");
+                                  "\" is not supported (supported: BertPreTokenizer, ByteLevel, Whitespace, WhitespaceSplit, "
+                                  "Digits, Punctuation, Split, Sequence)");
 }
 
 constexpr int64_t kMaxTypeId = 1 << 16;

@@ -97,23 +97,99 @@ function* literalMatches(text, literal) {
   }
 }
 
-// Words of a normalised string: [{text, start}] (start: index into that string).
-function preTokenize(text, steps) {
+// Rust's regex \w and \s (Unicode), which the Whitespace pre-tokenizer's \w+|[^\w\s]+ means.
+const WORD_OR_OTHER = /[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]+|[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}\p{White_Space}]+/gu;
+// Rust's char::is_numeric (Nd, Nl, No) and the Punctuation pre-tokenizer's is_punc (ASCII
+// punctuation, symbols included, or a Unicode P* character).
+const NUMERIC = /\p{N}/u;
+const PUNCTUATION = /[\p{P}!-/:-@[-`{-~]/u;
+
+// Hugging Face's Pattern::find_matches: [start, end, isMatch] pieces covering the text, from
+// regex-style matches (each match a piece, the gaps between them the others).
+export function matchPieces(text, matches) {
+  const pieces = [];
+  let at = 0;
+  for (const m of matches) {
+    if (m.index > at) pieces.push([at, m.index, false]);
+    pieces.push([m.index, m.index + m[0].length, true]);
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) pieces.push([at, text.length, false]);
+  return pieces;
+}
+
+// The same from a character predicate: each matching character is a piece of its own.
+function charPieces(text, test) {
+  const pieces = [];
+  let at = 0, i = 0;
+  for (const c of text) {
+    if (test.test(c)) {
+      if (i > at) pieces.push([at, i, false]);
+      pieces.push([i, i + c.length, true]);
+      at = i + c.length;
+    }
+    i += c.length;
+  }
+  if (at < text.length) pieces.push([at, text.length, false]);
+  return pieces;
+}
+
+// NormalizedString::split's behaviours on [start, end, isMatch] pieces: the [start, end) kept.
+// Removed drops the matches; Isolated keeps every piece; MergedWithPrevious / MergedWithNext glue
+// a match to the piece before / after it (unless that piece is a match too); Contiguous joins
+// adjacent matches. Empty pieces are dropped.
+export function splitPieces(pieces, behavior) {
+  let out;
+  if (behavior === 'removed') out = pieces.filter((p) => !p[2]);
+  else if (behavior === 'isolated') out = pieces;
+  else if (behavior === 'contiguous' || behavior === 'mergedWithPrevious') {
+    out = [];
+    let previous = false;
+    for (const [a, b, match] of pieces) {
+      const merge = behavior === 'contiguous' ? match === previous : match && !previous;
+      if (merge && out.length) out[out.length - 1] = [out[out.length - 1][0], b];
+      else out.push([a, b]);
+      previous = match;
+    }
+  } else {
+    out = [];
+    let previous = false;
+    for (let k = pieces.length - 1; k >= 0; k--) {
+      const [a, b, match] = pieces[k];
+      if (match && !previous && out.length) out[out.length - 1] = [a, out[out.length - 1][1]];
+      else out.push([a, b]);
+      previous = match;
+    }
+    out.reverse();
+  }
+  return out.filter((p) => p[1] > p[0]);
+}
+
+/** Words of a normalised string: [{text, start}] (start: index into that string). */
+export function preTokenize(text, steps) {
   let words = [{ text, start: 0 }];
   for (const step of steps) {
     const next = [];
     for (const w of words) {
+      let pieces = null, behavior = null;
       if (step.type === 'split') {
-        // Isolated: every match and every gap between matches is a piece; Removed: the gaps only.
         const re = step.regex ? SPLIT_PATTERNS[step.regex] : null;
-        const matches = re ? w.text.matchAll(re) : literalMatches(w.text, step.literal);
-        let at = 0;
-        for (const m of matches) {
-          if (m.index > at) next.push({ text: w.text.slice(at, m.index), start: w.start + at });
-          if (step.behavior === 'isolated' && m[0]) next.push({ text: m[0], start: w.start + m.index });
-          at = m.index + m[0].length;
-        }
-        if (at < w.text.length) next.push({ text: w.text.slice(at), start: w.start + at });
+        pieces = matchPieces(w.text, re ? w.text.matchAll(re) : literalMatches(w.text, step.literal));
+        if (step.invert) for (const p of pieces) p[2] = !p[2];
+        behavior = step.behavior;
+      } else if (step.type === 'whitespace') {
+        pieces = matchPieces(w.text, w.text.matchAll(WORD_OR_OTHER));
+        for (const p of pieces) p[2] = !p[2];
+        behavior = 'removed';
+      } else if (step.type === 'digits') {
+        pieces = charPieces(w.text, NUMERIC);
+        behavior = step.individualDigits ? 'isolated' : 'contiguous';
+      } else if (step.type === 'punctuation') {
+        pieces = charPieces(w.text, PUNCTUATION);
+        behavior = step.behavior;
+      }
+      if (pieces) {
+        for (const [a, b] of splitPieces(pieces, behavior)) next.push({ text: w.text.slice(a, b), start: w.start + a });
         continue;
       }
       if (step.type === 'byteLevel') {
