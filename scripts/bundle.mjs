@@ -17,9 +17,13 @@ const DIST = path.join(ROOT, 'web/dist');
 // processes: +0.5 ms per cold start (noise ~0.3 ms); bundling the scalar and loaders glue too cost
 // +1.0 ms (11.3 -> 12.3 ms median, docs/performance.md). The public classes keep their names through
 // web/attnkit.js (esbuild's keepNames measured +1.1 ms and is not used).
-const minify = (code, sourcefile) => transform(code, {
-  minify: true, lineLimit: 300, format: 'esm', target: 'es2020', sourcefile, sourcemap: true,
+const minify = (code, sourcefile, lineLimit) => transform(code, {
+  minify: true, lineLimit, format: 'esm', target: 'es2020', sourcefile, sourcemap: true,
 });
+// Bundlers find the .wasm files by these literals; a line break inside one (esbuild may break a
+// long line inside `import.meta.url`, or inside a string with a backslash continuation) hides it.
+const BUILDS = ['simd', 'scalar', 'loaders'];
+const literalsWhole = (code) => BUILDS.every((b) => code.split(`new URL("./attnkit-${b}.wasm",import.meta.url)`).length === 2);
 
 const bundle = await rollup({
   input: path.join(ROOT, 'web/attnkit.js'),
@@ -29,8 +33,14 @@ const bundle = await rollup({
     // './dist/x' in web/*.js is './x' from web/dist/attnkit.mjs; then minify (rollup chains the
     // two source maps, so the published map points into web/*.js).
     async renderChunk(code) {
-      const { code: min, map } = await minify(code.replace(/(['"])\.\/dist\//g, '$1./'), 'attnkit.mjs');
-      return { code: min, map };
+      // The first line limit from 300 up whose breaks leave every literal whole (deterministic:
+      // the same input picks the same limit).
+      const input = code.replace(/(['"])\.\/dist\//g, '$1./');
+      for (let limit = 300; limit < 400; limit++) {
+        const { code: min, map } = await minify(input, 'attnkit.mjs', limit);
+        if (literalsWhole(min)) return { code: min, map };
+      }
+      throw new Error('bundle: no line limit in [300, 400) keeps the .wasm URL literals whole');
     },
   }],
 });
@@ -38,7 +48,4 @@ const { output: [chunk] } = await bundle.write({ file: path.join(DIST, 'attnkit.
 await bundle.close();
 // Bundlers find the .wasm files by these literals: the line limit must not have cut one (esbuild
 // may break a long line inside a string with a backslash continuation).
-for (const build of ['simd', 'scalar', 'loaders']) {
-  const literal = `new URL("./attnkit-${build}.wasm",import.meta.url)`;
-  if (chunk.code.split(literal).length !== 2) throw new Error(`bundle: ${literal} is not in web/dist/attnkit.mjs once, whole`);
-}
+if (!literalsWhole(chunk.code)) throw new Error('bundle: a .wasm URL literal is not in web/dist/attnkit.mjs once, whole');

@@ -418,6 +418,11 @@ export interface ModelForwardOptions {
   normalize?: boolean;
 }
 
+export interface DecodeOptions {
+  skipSpecialTokens?: boolean;
+  cleanUpTokenizationSpaces?: boolean;
+}
+
 /** A model's KV cache as a value (Model.saveCache / loadCache / forward's pastKeyValues). */
 export interface KVCache {
   batch: number;
@@ -580,10 +585,13 @@ export class Tokenizer {
   readonly paddingSide: 'left' | 'right';
   encode<T extends string | string[]>(text: T, options?: EncodeOptions<T>): Encoding<T>;
   tokenize(text: string): string[];
-  /** One sequence [length]; a batch is refused (use batchDecode). */
-  decode(ids: Ids | number[], options?: { skipSpecialTokens?: boolean }): string;
+  /**
+   * One sequence [length]; a batch is refused (use batchDecode). cleanUpTokenizationSpaces:
+   * transformers' clean-up of spaces before punctuation and contractions.
+   */
+  decode(ids: Ids | number[], options?: DecodeOptions): string;
   /** A batch [batch, length] -> one string per row. */
-  batchDecode(ids: Ids | number[][], options?: { skipSpecialTokens?: boolean }): string[];
+  batchDecode(ids: Ids | number[][], options?: DecodeOptions): string[];
   dispose(): void;
 }
 

@@ -133,7 +133,7 @@ for (const ak of await backends()) {
     withEmpty.dispose();
     const bpe = await ak.Tokenizer.fromJSON({
       model: { type: 'BPE', vocab: { 'ï': 0, '»': 1, '¿': 2, a: 3 }, merges: [] },
-      pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false },
+      pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false }, decoder: { type: 'ByteLevel' },
     });
     assert.equal(bpe.decode([0, 1, 2, 3]), '\uFEFFa');
     bpe.dispose();
