@@ -649,18 +649,42 @@ Status flat_steps(const json& j, const char* key, const char* list_key, std::vec
 
 // The normalizer and pre-tokenizer of a SentencePiece-style tokenizer.json -> Pipeline. Steps must
 // come in the order the pipeline runs them (the order converters write them).
-Status sentencepiece_steps(const json& j, std::string_view given, SentencePiece::Pipeline& p, std::string& charsmap) {
+Status sentencepiece_steps(const json& j, std::string_view given, SentencePiece::Pipeline& p, std::string& charsmap,
+                          json& before) {
   const char* const kSpace = "\xE2\x96\x81";
   int stage = 0;  // 1 Precompiled, 2 Replace " {2,}", 3 Strip, 4 Prepend, 5 Replace " "
   std::vector<std::pair<const json*, std::string>> steps;
   Status s = flat_steps(j, "normalizer", "normalizers", steps);
   if (!s.ok()) return s;
-  const char* supported = "(supported for SentencePiece models: Precompiled, Replace(\" {2,}\" -> \" \"), Strip, "
+  const char* supported = "(supported for SentencePiece models: NFD, NFKD, NFC, NFKC, StripAccents, Lowercase and "
+                          "Replace of a string, then Precompiled, Replace(\" {2,}\" -> \" \"), Strip, "
                           "Prepend(\"\xE2\x96\x81\"), Replace(\" \" -> \"\xE2\x96\x81\"), in that order)";
   for (const auto& [step, where] : steps) {
     if (!step->is_object()) return bad(where, where + " must be an object");
     const std::string t = type_of(*step);
     int at = 0;
+    // Before the library's own steps (ALBERT's Replace("``"), NFKD, StripAccents, Lowercase):
+    // web/tokenizer.js runs them, keeping each character's source span, and hands C++ the result.
+    const json* pattern = t == "Replace" ? field(*step, "pattern") : nullptr;
+    const json* literal = pattern ? field(*pattern, "String") : nullptr;
+    std::string replace_content;
+    if (literal && literal->is_string()) {
+      Status s = text_field(*step, "content", "", where, replace_content);
+      if (!s.ok()) return s;
+    }
+    const bool space_to_meta = literal && literal->is_string() && literal->get<std::string>() == " " && replace_content == kSpace;
+    if (stage == 0 && (t == "NFD" || t == "NFKD" || t == "NFC" || t == "NFKC" || t == "StripAccents" || t == "Lowercase" ||
+                       (literal && literal->is_string() && !literal->get<std::string>().empty() && !space_to_meta))) {
+      if (t == "Replace") {
+        before.push_back({{"type", "replace"}, {"pattern", *literal}, {"content", replace_content}});
+      } else {
+        json one = json::array();
+        Status s = normalizer_steps(*step, where, one);
+        if (!s.ok()) return s;
+        for (auto& x : one) before.push_back(std::move(x));
+      }
+      continue;
+    }
     if (t == "Precompiled") {
       std::string b64;
       Status s = text_field(*step, "precompiled_charsmap", "", where, b64);
@@ -967,7 +991,8 @@ Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const st
   for (std::size_t i = base; i < parts.pieces.size(); ++i) {
     if (parts.pieces[i].empty()) return bad("added_tokens", "the ids between the vocabulary and the added tokens must all be used (id " + std::to_string(i) + " is not)");
   }
-  s = sentencepiece_steps(j, charsmap, parts.pipeline, parts.charsmap);
+  json before = json::array();
+  s = sentencepiece_steps(j, charsmap, parts.pipeline, parts.charsmap, before);
   if (!s.ok()) return s;
   std::unordered_map<std::string, int32_t> names;  // for the template's special tokens
   for (const auto& a : settings["addedTokens"]) names[a["content"].get<std::string>()] = a["id"].get<int32_t>();
@@ -991,6 +1016,7 @@ Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const st
   settings["algorithm"] = type == "Unigram" ? "unigram" : "bpe";
   settings["template"] = tmpl;
   settings["normalizer"] = json::array();
+  settings["preNormalizer"] = std::move(before);  // run by web/tokenizer.js before the text reaches C++
   settings["preTokenizer"] = json::array();
   settings["unkId"] = unk;
   settings["continuingSubwordPrefix"] = "";

@@ -65,6 +65,7 @@ const stripAccents = (s) => s.normalize('NFD').replace(/\p{Mn}/gu, '');
  * so that composition and decomposition stay within one source span.
  */
 function normalize(text, steps, base = 0) {
+  if (steps.some((st) => st.type === 'replace')) return normalizeWithReplace(text, steps, base);
   let out = '';
   const map = [];
   for (const m of text.matchAll(/\P{M}\p{M}*|\p{M}+/gsu)) {
@@ -88,6 +89,42 @@ function normalize(text, steps, base = 0) {
     for (let k = 0; k < s.length; k++) map.push([base + m.index, base + m.index + m[0].length]);
   }
   return { text: out, map };
+}
+
+// normalize with literal Replace steps (ALBERT's "``" -> '"'), which can span clusters: the steps
+// run in order on the whole text, each character keeping the source span it came from (a
+// replacement's characters take the whole match's span).
+function normalizeWithReplace(text, steps, base) {
+  let cur = text;
+  let map = Array.from({ length: text.length }, (_, i) => [base + i, base + i + 1]);
+  const span = (a, b) => [map[a][0], map[b - 1][1]];
+  for (let i = 0; i < steps.length;) {
+    let out = '';
+    const next = [];
+    if (steps[i].type === 'replace') {
+      const { pattern, content } = steps[i++];
+      let at = 0;
+      for (const m of literalMatches(cur, pattern)) {
+        for (let k = at; k < m.index; k++) next.push(map[k]);
+        out += cur.slice(at, m.index) + content;
+        const s = span(m.index, m.index + pattern.length);
+        for (let k = 0; k < content.length; k++) next.push(s);
+        at = m.index + pattern.length;
+      }
+      for (let k = at; k < cur.length; k++) next.push(map[k]);
+      out += cur.slice(at);
+    } else {
+      let j = i;
+      while (j < steps.length && steps[j].type !== 'replace') j++;
+      const run = normalize(cur, steps.slice(i, j), 0);
+      out = run.text;
+      for (const [a, b] of run.map) next.push(b > a ? span(a, b) : [map[a]?.[0] ?? base, map[a]?.[0] ?? base]);
+      i = j;
+    }
+    cur = out;
+    map = next;
+  }
+  return { text: cur, map };
 }
 
 // Every occurrence of a literal string, left to right, as matchAll would give them.
@@ -503,6 +540,8 @@ export class Tokenizer extends OwnedHandle {
     // SentencePiece models, from a tokenizer.model ('model') or a tokenizer.json ('json'): their
     // decoding runs in C++ too (src/attnkit/sentencepiece.hpp).
     this._sp = settings.sentencepiece ? 'model' : settings.model === 'sentencepiece' ? 'json' : null;
+    // tokenizer.json steps before a SentencePiece model's own (ALBERT's NFKD, Lowercase, ...): run here.
+    this._pre = settings.preNormalizer?.length ? settings.preNormalizer : null;
     // How texts become pieces: 'model' (a tokenizer.model: the whole text in C++), 'texts' (added
     // tokens cut out here, each stretch of text in C++: tokenizer.json SentencePiece models, and
     // WordPiece / byte-level BPE whose text steps all run in C++), or null (text steps here,
@@ -578,8 +617,14 @@ export class Tokenizer extends OwnedHandle {
     for (const list of segs) {
       for (const g of list) {
         if (g.text !== undefined && g.text !== '') {
+          if (this._pre) {
+            // What C++ reads is the pre-normalised text; `map` takes its offsets back to the source.
+            const n = normalize(g.text, this._pre, 0);
+            g.send = n.text;
+            g.map = n.map;
+          }
           parts.push(g);
-          room += 3 * g.text.length;
+          room += 3 * (g.send ?? g.text).length;
         }
       }
     }
@@ -592,7 +637,7 @@ export class Tokenizer extends OwnedHandle {
     const text = mem.subarray(base + head, base + head + room);
     let at = 0;
     for (let i = 0; i < n; i++) {
-      at += utf8.encodeInto(parts[i].text, text.subarray(at)).written;
+      at += utf8.encodeInto(parts[i].send ?? parts[i].text, text.subarray(at)).written;
       ends[i] = at;
       firsts[i] = parts[i].start === 0 ? 1 : 0;
     }
@@ -620,8 +665,13 @@ export class Tokenizer extends OwnedHandle {
         const count = r[p++];
         for (let c = 0; c < count; c++, k += 3, j++) {
           out.ids[j] = r[k];
-          out.starts[j] = g.start + r[k + 1];
-          out.ends[j] = g.start + r[k + 2];
+          let a = r[k + 1], b = r[k + 2];
+          if (g.map) {
+            const from = g.map[a]?.[0] ?? g.text.length;
+            [a, b] = [from, b > r[k + 1] ? g.map[b - 1][1] : from];
+          }
+          out.starts[j] = g.start + a;
+          out.ends[j] = g.start + b;
         }
       }
       return out;

@@ -158,3 +158,46 @@ test('tokenizer.json forms against transformers.js (a second oracle)', async () 
       (differ.length ? `; lines ${differ} differ (zero-width characters)` : ''));
   }
 });
+
+test('ALBERT\'s form: Replace, NFKD, StripAccents and Lowercase before the model\'s own steps', async () => {
+  // ALBERT's tokenizer.json runs Replace("``" -> "\""), Replace("''" -> "\""), NFKD, StripAccents
+  // and Lowercase before Precompiled. Oracle 1: the same model without those steps, fed the text
+  // those steps make (written out here with String.prototype.normalize); offsets must point into
+  // the original line. Oracle 2: transformers.js on the whole file.
+  const plainJson = JSON.parse(fs.readFileSync(path.join(DIR, 'unigram.tokenizer.json'), 'utf8'));
+  const albertJson = structuredClone(plainJson);
+  const own = plainJson.normalizer.type === 'Sequence' ? plainJson.normalizer.normalizers : [plainJson.normalizer];
+  albertJson.normalizer = { type: 'Sequence', normalizers: [
+    { type: 'Replace', pattern: { String: '``' }, content: '"' }, { type: 'Replace', pattern: { String: "''" }, content: '"' },
+    { type: 'NFKD' }, { type: 'StripAccents' }, { type: 'Lowercase' }, ...own] };
+  const before = (line) => line.replaceAll('``', '"').replaceAll("''", '"').normalize('NFKD').replace(/\p{Mn}/gu, '').toLowerCase();
+  const albert = await ak.Tokenizer.fromJSON(albertJson);
+  const plain = await ak.Tokenizer.fromJSON(plainJson);
+  const { Tokenizer: HfTokenizer } = await import('@huggingface/tokenizers');
+  const hf = new HfTokenizer(albertJson, {});
+  const lines = [...expected.lines, "``Quoted,'' she said: CAFÉ naïve Ångström ﬁne ＡＢＣ", 'İstanbul ΣΊΣΥΦΟΣ'];
+  let agree = 0;
+  try {
+    for (const line of lines) {
+      if (HF_DOUBLE_LINE(line)) continue;
+      const r = albert.encode(line, { addSpecialTokens: false });
+      const ids = Array.from(r.inputIds.data);
+      assert.deepEqual(ids, Array.from(plain.encode(before(line), { addSpecialTokens: false }).inputIds.data), JSON.stringify(line));
+      for (const [a, b] of r.offsets) assert.ok(a >= 0 && a <= b && b <= line.length, `offsets ${a}-${b} in ${JSON.stringify(line)}`);
+      if (JSON.stringify(ids) === JSON.stringify(hf.encode(line, { add_special_tokens: false }).ids)) agree++;
+      else assert.ok(/[\u200b-\u200f\ufeff]/u.test(line), `transformers.js differs on ${JSON.stringify(line)}`);
+    }
+    // The quote pair maps back onto both source characters.
+    const q = albert.encode("``hi''", { addSpecialTokens: false });
+    assert.equal(q.offsets[0][0], 0);
+    assert.equal(q.offsets.at(-1)[1], 6);
+  } finally {
+    albert.dispose();
+    plain.dispose();
+  }
+  console.log(`# transformers.js ALBERT form: ${agree} lines give the same ids`);
+  // After the model's own steps they are refused, by path.
+  const late = structuredClone(albertJson);
+  late.normalizer.normalizers.push({ type: 'Lowercase' });
+  await assert.rejects(ak.Tokenizer.fromJSON(late), (e) => e.code === 'ERR_INVALID_ARGUMENT' && /normalizer\.normalizers\[\d+\]/.test(e.argument));
+});

@@ -143,7 +143,7 @@ for (const ak of await backends()) {
     const cases = [
       [{ model: { type: 'WordLevel', vocab: {} } }, 'model.type'],
       [{ model: { type: 'Unigram', vocab: [] } }, 'model.vocab'],
-      [{ model: { type: 'Unigram', vocab: [['<unk>', 0]], unk_id: 0 }, normalizer: { type: 'NFKC' } }, 'normalizer.type'],
+      [{ model: { type: 'Unigram', vocab: [['<unk>', 0]], unk_id: 0 }, normalizer: { type: 'BertNormalizer' } }, 'normalizer.type'],
       [{ model: { type: 'WordPiece', vocab: { a: 0 }, unk_token: '[UNK]' } }, 'model.unk_token'],
       [{ model: { type: 'BPE', vocab: { a: -1 }, merges: [] } }, 'model.vocab'],
       [{ model: { type: 'BPE', vocab: { a: 0 }, merges: ['ab'] } }, 'model.merges'],
