@@ -328,8 +328,7 @@ test('the trained model is the default: every head, the scores the training scri
   const scores = await page.evaluate(() => window.tutorial.scores);
   assert.ok(maxAbsDiff(scores.previousToken.flat(), metrics.previousToken.scores.flat()) < 1e-3);
   assert.ok(maxAbsDiff(scores.induction.flat(), metrics.induction.scores.flat()) < 1e-3);
-  assert.ok(Math.max(...scores.previousToken.flat()) >= 0.5 && Math.max(...scores.induction.flat()) >= 0.3);
-  assert.match(await page.textContent('#scores-facts'), /Best previous-token head: layer \d, head \d, score 0\.\d+\. Best induction head/);
+  assert.match(await page.textContent('#scores-facts'), /Best previous-token head: layer \d, head \d, score 0\.\d+.*Best induction head: layer \d, head \d, score 0\.\d+/);
 
   // 8. The next word: temperature and top-k reshape the distribution; a bad value says what to fix
   // and leaves no stale bars.

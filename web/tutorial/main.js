@@ -411,9 +411,18 @@ function renderScores(r) {
   heat('induction-map', { data: r.inductionMaps[ind.l].subarray(ind.h * N * N, (ind.h + 1) * N * N), rows: N, cols: N,
     rowTitle: 'query (first copy, then the second)', colTitle: 'key', scale: 'sequential', values: false, height: 360 });
   $('induction-map-caption').textContent = `Layer ${ind.l}, head ${ind.h} on ${r.probe.half} random tokens repeated twice: the stripe is the second copy reading the token after each token's first occurrence`;
-  $('scores-facts').innerHTML = [prev, ind].map((b) => `Best ${b.what} head: <strong>layer ${b.l}, head ${b.h}</strong>, score ${b.v.toFixed(3)}.`).join(' ') +
-    ` Measured here by attnkit; the training script measured the same heads in PyTorch, largest difference ` +
-    `<strong>${fmt(Math.max(prev.diff, ind.diff))}</strong>. Click those heads in the model view above.`;
+  // What a head that spreads its weight evenly over the visible keys would score: the yardstick.
+  let evenPrev = 0, evenInd = 0;
+  for (let i = 1; i < r.L; i++) evenPrev += 1 / (i + 1) / (r.L - 1);
+  for (let i = 1 + r.probe.half; i < 1 + 2 * r.probe.half; i++) evenInd += 1 / (i + 1) / r.probe.half;
+  const verdict = (b, even, threshold) => (b.v >= threshold
+    ? `${b.v.toFixed(3)}, against ${even.toFixed(3)} for weight spread evenly`
+    : `${b.v.toFixed(3)}: little above the ${even.toFixed(3)} of weight spread evenly, so this model has not learned a clear ${b.what} head`);
+  $('scores-facts').innerHTML = `Best previous-token head: <strong>layer ${prev.l}, head ${prev.h}</strong>, score ${verdict(prev, evenPrev, 0.5)}. ` +
+    `Best induction head: <strong>layer ${ind.l}, head ${ind.h}</strong>, score ${verdict(ind, evenInd, 0.3)}. ` +
+    `Measured here by attnkit; the training script measured the same heads in PyTorch, largest difference ` +
+    `<strong>${fmt(Math.max(prev.diff, ind.diff))}</strong>. Click those heads in the model view above` +
+    (ind.v < 0.3 ? '; docs/tutorial-model.md tells what its training tried.' : '.');
 }
 
 // ---- section 8: the next word, and the logit lens -------------------------------------------------
