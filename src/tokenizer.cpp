@@ -24,6 +24,14 @@ struct JsonPairs {
 
 namespace {
 
+// The file-reading steps run once per load: compiled for size (the tokenizers' hot paths, in the
+// same file, keep -O3). The loaders .wasm has a size budget (tests/node/wasm_binary.test.mjs).
+#if defined(__clang__)
+#define ATTNKIT_FOR_SIZE __attribute__((minsize))
+#else
+#define ATTNKIT_FOR_SIZE
+#endif
+
 using json = nlohmann::json;
 
 // The files are untrusted: every field is type-checked here before it is read (nlohmann's get<>
@@ -195,7 +203,7 @@ bool merge_sides(const json& mg, std::string& left, std::string& right) {
 }
 
 // The BPE options attnkit does not run (training-time dropout, subword affixes), refused by name.
-Status unsupported_bpe_options(const json& m) {
+ATTNKIT_FOR_SIZE Status unsupported_bpe_options(const json& m) {
   if (field(m, "dropout")) return bad("model.dropout", "model.dropout is not supported (inference only)");
   for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     std::string value;
@@ -219,7 +227,7 @@ Status sequence(const json& j, const char* key, const std::string& where, json& 
 }
 
 // Normalizer -> list of steps for web/tokenizer.js.
-Status normalizer_steps(const json& n, const std::string& where, json& steps) {
+ATTNKIT_FOR_SIZE Status normalizer_steps(const json& n, const std::string& where, json& steps) {
   if (n.is_null()) return Status::success();
   if (!n.is_object()) return bad(where, where + " must be an object or null");
   const std::string t = type_of(n);
@@ -250,7 +258,7 @@ Status normalizer_steps(const json& n, const std::string& where, json& steps) {
 
 // A Split or Punctuation behavior, as the steps name it: removed, isolated, mergedWithPrevious,
 // mergedWithNext, contiguous. `fallback` when the field is absent ("" = required).
-Status split_behavior(const json& p, const std::string& where, const char* fallback, std::string& out) {
+ATTNKIT_FOR_SIZE Status split_behavior(const json& p, const std::string& where, const char* fallback, std::string& out) {
   std::string b;
   Status s = text_field(p, "behavior", fallback, where, b);
   if (!s.ok()) return s;
@@ -263,7 +271,7 @@ Status split_behavior(const json& p, const std::string& where, const char* fallb
                                       "\" is not one of Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous");
 }
 
-Status pre_tokenizer_steps(const json& p, const std::string& where, json& steps) {
+ATTNKIT_FOR_SIZE Status pre_tokenizer_steps(const json& p, const std::string& where, json& steps) {
   if (p.is_null()) return Status::success();
   if (!p.is_object()) return bad(where, where + " must be an object or null");
   const std::string t = type_of(p);
@@ -341,7 +349,7 @@ std::size_t utf8_length(const std::string& s) {
 }
 
 // Decoder -> list of steps for web/tokenizer.js (tokens -> text, as Hugging Face's decode_chain).
-Status decoder_steps(const json& d, const std::string& where, json& steps) {
+ATTNKIT_FOR_SIZE Status decoder_steps(const json& d, const std::string& where, json& steps) {
   if (d.is_null()) return Status::success();
   if (!d.is_object()) return bad(where, where + " must be an object or null");
   const std::string t = type_of(d);
@@ -411,7 +419,7 @@ Status decoder_steps(const json& d, const std::string& where, json& steps) {
 constexpr int64_t kMaxTypeId = 1 << 16;
 
 // An id the tokenizer may emit: an integer in [0, vocab_size).
-Status token_id(const json& v, int64_t vocab_size, const std::string& where, int32_t& out) {
+ATTNKIT_FOR_SIZE Status token_id(const json& v, int64_t vocab_size, const std::string& where, int32_t& out) {
   // (an unsigned value above 2^63 reads as a negative int64)
   if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= vocab_size) {
     return bad(where, where + " must be a token id in [0, " + std::to_string(vocab_size) + "), got " + v.dump());
@@ -423,7 +431,7 @@ Status token_id(const json& v, int64_t vocab_size, const std::string& where, int
 // Post-processor -> {"single": [...], "pair": [...]} of {"id", "typeId"} (a special token) or
 // {"sequence": 0 | 1, "typeId"} items; null when nothing is added. Ids are checked against the
 // vocabulary's size (a template must not emit an id the model has no row for).
-Status post_template(const json& p, const std::unordered_map<std::string, int32_t>& vocab, int64_t vocab_size,
+ATTNKIT_FOR_SIZE Status post_template(const json& p, const std::unordered_map<std::string, int32_t>& vocab, int64_t vocab_size,
                      const std::string& where, json& out) {
   out = nullptr;
   if (p.is_null()) return Status::success();
@@ -556,7 +564,7 @@ Status read_vocab_object(const json& v, const JsonPairs* pairs, const std::strin
   return Status::success();
 }
 
-json added_tokens_of(const json& list, int64_t vocab_limit, Status& s) {
+ATTNKIT_FOR_SIZE json added_tokens_of(const json& list, int64_t vocab_limit, Status& s) {
   json out = json::array();
   if (list.is_null()) return out;
   if (!list.is_array()) {
@@ -588,7 +596,7 @@ json added_tokens_of(const json& list, int64_t vocab_limit, Status& s) {
   return out;
 }
 
-json bert_template(const std::unordered_map<std::string, int32_t>& vocab) {
+ATTNKIT_FOR_SIZE json bert_template(const std::unordered_map<std::string, int32_t>& vocab) {
   if (!vocab.count("[CLS]") || !vocab.count("[SEP]")) return nullptr;
   const json cls = {{"id", vocab.at("[CLS]")}, {"typeId", 0}}, sep = {{"id", vocab.at("[SEP]")}, {"typeId", 0}};
   const json sep1 = {{"id", vocab.at("[SEP]")}, {"typeId", 1}};
@@ -596,7 +604,7 @@ json bert_template(const std::unordered_map<std::string, int32_t>& vocab) {
           {"pair", {cls, {{"sequence", 0}, {"typeId", 0}}, sep, {{"sequence", 1}, {"typeId", 1}}, sep1}}};
 }
 
-json special_token(int32_t id, const std::string& content) {
+ATTNKIT_FOR_SIZE json special_token(int32_t id, const std::string& content) {
   return {{"id", id}, {"content", content}, {"special", true}, {"lstrip", false}, {"rstrip", false},
           {"singleWord", false}, {"normalized", false}};
 }
@@ -636,7 +644,7 @@ bool base64_decode(const std::string& in, std::string& out) {
 
 // j[key] as a list of (step, JSON path): the items of a "Sequence" (in j[key][list_key]), or the
 // step itself; nothing when absent.
-Status flat_steps(const json& j, const char* key, const char* list_key, std::vector<std::pair<const json*, std::string>>& out) {
+ATTNKIT_FOR_SIZE Status flat_steps(const json& j, const char* key, const char* list_key, std::vector<std::pair<const json*, std::string>>& out) {
   const json* n = field(j, key);
   if (!n) return Status::success();
   if (type_of(*n) != "Sequence") return out.push_back({n, key}), Status::success();
@@ -649,7 +657,7 @@ Status flat_steps(const json& j, const char* key, const char* list_key, std::vec
 
 // The normalizer and pre-tokenizer of a SentencePiece-style tokenizer.json -> Pipeline. Steps must
 // come in the order the pipeline runs them (the order converters write them).
-Status sentencepiece_steps(const json& j, std::string_view given, SentencePiece::Pipeline& p, std::string& charsmap,
+ATTNKIT_FOR_SIZE Status sentencepiece_steps(const json& j, std::string_view given, SentencePiece::Pipeline& p, std::string& charsmap,
                           json& before) {
   const char* const kSpace = "\xE2\x96\x81";
   int stage = 0;  // 1 Precompiled, 2 Replace " {2,}", 3 Strip, 4 Prepend, 5 Replace " "
@@ -755,7 +763,7 @@ Status sentencepiece_steps(const json& j, std::string_view given, SentencePiece:
 }
 
 // padding -> settings["paddingSide"] and settings["pad"].
-Status padding_settings(const json& j, int32_t size, json& settings) {
+ATTNKIT_FOR_SIZE Status padding_settings(const json& j, int32_t size, json& settings) {
   Status s;
   if (const json* pad = field(j, "padding")) {
     if (!pad->is_object()) return bad("padding", "padding must be an object or null");

@@ -64,7 +64,12 @@ test('Model.fromPretrained and Tokenizer.fromPretrained from a URL and from pick
   assert.deepEqual(byUrl.decoded, ['The cat sat', 'hello world']);
   assert.match(byUrl.missing, /^ERR_LOAD .*no config.json/);
 
-  await page.setContent('<input id="pick" type="file" multiple>');
+  // A file input added to the page (replacing the document would pull it from under the
+  // tutorial, whose worker may still be answering).
+  await page.evaluate(() => {
+    const input = Object.assign(document.createElement('input'), { id: 'pick', type: 'file', multiple: true });
+    document.body.append(input);
+  });
   const dir = path.join(ROOT, 'tests/fixtures/repos/bert');
   await page.setInputFiles('#pick', fs.readdirSync(dir).map((f) => path.join(dir, f)));
   const picked = await page.evaluate(async (fx) => {
