@@ -70,8 +70,12 @@ TEST(Tokenizer, TokenizerJsonRejectsWhatItCannotRun) {
   };
   auto with = [&](const char* key, const nlohmann::json& v) { return set(bpe, key, v); };
   EXPECT_EQ(error(with("normalizer", {{"type", "Replace"}})), "normalizer.type");
-  EXPECT_EQ(error(with("pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", {{{"type", "Digits"}}}}})),
+  EXPECT_EQ(error(with("pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", {{{"type", "Digits"}}}}})), "");
+  EXPECT_EQ(error(with("pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", {{{"type", "UnicodeScripts"}}}}})),
             "pre_tokenizer.pretokenizers[0].type");
+  EXPECT_EQ(error(with("pre_tokenizer", {{"type", "Punctuation"}, {"behavior", "Sideways"}})), "pre_tokenizer.behavior");
+  EXPECT_EQ(error(with("decoder", {{"type", "CTC"}})), "decoder.type");
+  EXPECT_EQ(error(with("decoder", {{"type", "Strip"}, {"content", "ab"}})), "decoder.content");
   EXPECT_EQ(error(with("post_processor", {{"type", "Sequence"}})), "post_processor.processors");
   EXPECT_EQ(error(with("post_processor", {{"type", "Sequence"}, {"processors", {{{"type", "Digits"}}}}})),
             "post_processor.processors[0].type");
@@ -91,7 +95,11 @@ TEST(Tokenizer, TokenizerJsonRejectsWhatItCannotRun) {
   const nlohmann::json uni = {{"model", {{"type", "Unigram"}, {"unk_id", 0}, {"vocab", nlohmann::json::array({nlohmann::json::array({"<unk>", 0.0}), nlohmann::json::array({"a", -1.0})})}}}};
   EXPECT_EQ(error(uni), "");
   auto uni_with = [&](const char* key, const nlohmann::json& v) { return set(uni, key, v); };
-  EXPECT_EQ(error(uni_with("normalizer", {{"type", "NFKC"}})), "normalizer.type");
+  EXPECT_EQ(error(uni_with("normalizer", {{"type", "NFKC"}})), "");  // before the model's own steps: run in JavaScript
+  EXPECT_EQ(error(uni_with("normalizer", {{"type", "BertNormalizer"}})), "normalizer.type");
+  EXPECT_EQ(error(uni_with("normalizer", {{"type", "Sequence"}, {"normalizers", {{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}},
+                                                                                {{"type", "NFKC"}}}}})),
+            "normalizer.normalizers[1].type");  // NFKC after the model's own steps
   EXPECT_EQ(error(uni_with("normalizer", {{"type", "Precompiled"}, {"precompiled_charsmap", "not base64!"}})),
             "normalizer.precompiled_charsmap");
   EXPECT_EQ(error(uni_with("normalizer", {{"type", "Sequence"}, {"normalizers", {{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}},
