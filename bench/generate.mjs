@@ -20,7 +20,7 @@ export async function benchGenerate({ simd, scalar }) {
       execFileSync('/usr/bin/python3', [path.join(ROOT, 'bench/export_gpt2.py'), dir], { stdio: 'inherit' });
     } catch (e) {
       throw new Error(`bench generate: bench/export_gpt2.py could not write ${dir} (it needs /usr/bin/python3 with ` +
-        `torch: apt-get install python3-torch): ${e.message}`);
+        `torch: bash scripts/setup.sh --bench, which npm run bench runs): ${e.message}`);
     }
   }
   const prompt = Int32Array.from({ length: PROMPT }, (_, t) => (Math.imul(t + 3, 2654435761) >>> 0) % V);

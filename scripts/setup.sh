@@ -18,8 +18,32 @@ declare -A NEED=(
   [/usr/bin/chromium]=chromium
   [/usr/bin/brotli]=brotli
 )
+# Optional groups, for the scripts run by hand or by `npm run bench`:
+#   --bench     bench/export_gpt2.py exports the generation benchmark's model with PyTorch;
+#   --goldens   tests/golden/*.py write the fixtures with PyTorch and Google's SentencePiece;
+#   --training  scripts/train_tutorial_model.py (PyTorch, the Bible's text, and OpenBLAS: with
+#               Debian's reference BLAS a training step takes ten times as long).
+TORCH=/usr/lib/python3/dist-packages/torch/__init__.py
+for arg in "$@"; do
+  case "$arg" in
+    --bench) NEED[$TORCH]=python3-torch ;;
+    --goldens)
+      NEED[$TORCH]=python3-torch
+      NEED[/usr/lib/python3/dist-packages/sentencepiece/__init__.py]=python3-sentencepiece
+      NEED[/usr/lib/python3/dist-packages/google/protobuf/__init__.py]=python3-protobuf
+      NEED[/usr/bin/bible]=bible-kjv
+      NEED[/usr/share/games/fortunes/fortunes]=fortunes ;;
+    --training)
+      NEED[$TORCH]=python3-torch
+      NEED[/usr/bin/bible]=bible-kjv
+      NEED['/usr/lib/*/openblas-pthread/libopenblas.so.0']=libopenblas0-pthread ;;
+    *) echo "setup: unknown option $arg (known: --bench, --goldens, --training)" >&2; exit 2 ;;
+  esac
+done
+
 missing=()
-for f in "${!NEED[@]}"; do [ -e "$f" ] || missing+=("${NEED[$f]}"); done
+# (compgen -G: a path may hold a wildcard, the multiarch directory.)
+for f in "${!NEED[@]}"; do compgen -G "$f" >/dev/null || missing+=("${NEED[$f]}"); done
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     echo "setup: installing ${missing[*]}"

@@ -9,7 +9,7 @@ Writes, for the page and the tests:
   tests/fixtures/tutorial_model.json  held-out text, its ids and the model's logits (attnkit vs PyTorch)
 
 Run by hand only (about 25 minutes on 2 cores); the outputs are committed:
-  apt-get install python3-torch bible-kjv && /usr/bin/python3 scripts/train_tutorial_model.py
+  bash scripts/setup.sh --training && /usr/bin/python3 scripts/train_tutorial_model.py
 Every number below is measured on the F16-rounded weights that the page loads.
 """
 import argparse
@@ -50,7 +50,7 @@ def corpus():
     try:
         raw = subprocess.run(["bible", "-f", "Gen1:1-Rev22:21"], check=True, capture_output=True, text=True).stdout
     except FileNotFoundError:
-        sys.exit("this script needs Debian's bible-kjv package (apt-get install bible-kjv)")
+        sys.exit("this script needs Debian's bible-kjv package (bash scripts/setup.sh --training installs it)")
     chapters = defaultdict(list)
     for line in raw.splitlines():
         m = re.match(r"^(\d?[A-Za-z]+)(\d+):(\d+) (.*)$", line)

@@ -201,15 +201,18 @@ export class Model {
 
   /** Replaces the KV cache with one saveCache returned (see saveCache); returns the model. */
   loadCache(cache) {
-    this._loadCache('loadCache', 'cache', cache);
+    const fn = 'loadCache';
+    if (!this.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
+    this._putCache(fn, 'cache', this._checkCache(fn, 'cache', cache));
     return this;
   }
 
-  _loadCache(fn, name, cache) {
-    if (!this.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
+  // A cache for loadCache / pastKeyValues, checked here as far as JavaScript can (the layers'
+  // shapes are checked by C++ as it copies): {batch, length, mask, data: per layer [key, value]}.
+  _checkCache(fn, name, cache) {
     const bad = (what, code = 'ERR_INVALID_ARGUMENT') => new AttnkitError(`${fn}: ${name} ${what}`, { code, argument: name });
     if (cache === null || typeof cache !== 'object') throw bad(`must be what saveCache() returned, got ${describe(cache)}`);
-    const { batch, length, mask, layers } = cache;
+    const { batch, length, mask = null, layers } = cache;
     if (!Number.isInteger(batch) || batch < 0 || !Number.isInteger(length) || length < 0) {
       throw bad(`must have integer batch and length >= 0, got batch ${describe(batch)}, length ${describe(length)}`);
     }
@@ -217,7 +220,7 @@ export class Model {
     if (!Array.isArray(layers) || layers.length !== this.layers.length) {
       throw bad(`must have one {key, value} per layer (${this.layers.length}), got ${Array.isArray(layers) ? layers.length : describe(layers)}`, 'ERR_SHAPE_MISMATCH');
     }
-    if (mask !== null && mask !== undefined && (!(mask instanceof Int32Array) || mask.length !== batch * length)) {
+    if (mask !== null && (!(mask instanceof Int32Array) || mask.length !== batch * length)) {
       throw bad(`mask must be null or an Int32Array of batch * length = ${batch * length} elements, got ${describe(mask)}`, 'ERR_SHAPE_MISMATCH');
     }
     const data = layers.map((l, i) => {
@@ -227,15 +230,20 @@ export class Model {
       }
       return [k, v];
     });
+    return { batch, length, mask, data };
+  }
+
+  // Puts a checked cache in every layer, all or nothing: a layer that refuses it (its shapes)
+  // leaves every layer's cache empty.
+  _putCache(fn, name, { batch, length, mask, data }) {
     try {
       data.forEach(([k, v], i) => {
         if (length === 0) this.layers[i].resetCache();
         else this.layers[i]._writeCache(fn, batch, length, k, v);
       });
     } catch (e) {
-      // All or nothing: a refused layer leaves every layer's cache empty. The C++ side names the
-      // argument pastKeyValues; loadCache's is `cache`.
       this.resetCache();
+      // The C++ side names the argument pastKeyValues; loadCache's is `cache`.
       if (typeof e.argument === 'string' && e.argument.startsWith('pastKeyValues')) e.argument = name + e.argument.slice('pastKeyValues'.length);
       throw e;
     }
@@ -428,11 +436,10 @@ export class Model {
         { code: 'ERR_INVALID_ARGUMENT', argument: 'pastKeyValues' });
     }
     if (useCache) {
-      if (pastKeyValues !== undefined) {
-        if (!this.spec.layer.causal) this._cacheStep(fn, B, L, given); // refuses with its message
-        this._loadCache(fn, 'pastKeyValues', pastKeyValues);
-      }
-      cache = this._cacheStep(fn, B, L, given);
+      // With pastKeyValues, the step is checked against that cache before it replaces the model's.
+      const start = pastKeyValues === undefined ? null : this._checkCache(fn, 'pastKeyValues', pastKeyValues);
+      cache = this._cacheStep(fn, B, L, given, start ? (start.length ? start : null) : this._cache);
+      if (start) this._putCache(fn, 'pastKeyValues', start);
       mask = cache.mask ? { data: cache.mask, dims: [B, cache.total] } : undefined;
       if (positions === undefined) positions = cache.positions;
     } else if (positions === undefined && this.spec.positionIds === 'padding') {
@@ -533,14 +540,14 @@ export class Model {
     return new Tensor('float32', out, [B, D]);
   }
 
-  // A cached call's checks and inputs: the whole mask [B, total] (null while every position is a
-  // token) and, with padding, each new token's position cumsum(mask) - 1 (padding at 1).
-  _cacheStep(fn, B, L, given) {
+  // A cached call's checks and inputs, continuing cache c ({batch, length, mask} or null): the
+  // whole mask [B, total] (null while every position is a token) and, with padding, each new
+  // token's position cumsum(mask) - 1 (padding at 1).
+  _cacheStep(fn, B, L, given, c) {
     if (!this.spec.layer.causal) {
       throw new AttnkitError(`${fn}: useCache: ${this.spec.family} models attend both ways, so there is nothing to cache ` +
         '(the KV cache serves causal models: GPT-2, LLaMA)', { code: 'ERR_INVALID_ARGUMENT', argument: 'useCache' });
     }
-    const c = this._cache;
     const past = c?.length ?? 0, total = past + L;
     if (c && c.batch !== B) {
       throw new AttnkitError(`${fn}: the KV cache holds a batch of ${c.batch}, got inputIds with batch ${B} (call resetCache() to start over)`,

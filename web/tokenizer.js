@@ -205,11 +205,10 @@ export function splitPieces(pieces, behavior) {
 // Hugging Face's decoders (decode_chain: tokens in, tokens out; decode joins the last ones).
 const BYTE_TOKEN = /^<0x([0-9A-Fa-f]{2})>$/;
 const lossy = (bytes) => new TextDecoder('utf-8', { ignoreBOM: true }).decode(Uint8Array.from(bytes));
-function cleanup(t) { // the WordPiece decoder's clean-up, in its order
-  return t.replaceAll(' .', '.').replaceAll(' ?', '?').replaceAll(' !', '!').replaceAll(' ,', ',')
-    .replaceAll(" ' ", "'").replaceAll(" n't", "n't").replaceAll(" 'm", "'m").replaceAll(' do not', " don't")
-    .replaceAll(" 's", "'s").replaceAll(" 've", "'ve").replaceAll(" 're", "'re");
-}
+// The WordPiece decoder's clean-up: transformers' (below) and " do not" -> " don't". The Rust
+// code runs that one between " 'm" and " 's"; running it last is the same, since the three after
+// it only drop the space before an apostrophe, which neither makes nor breaks a " do not".
+const cleanup = (t) => cleanUpSpaces(t).replaceAll(' do not', " don't");
 const DECODERS = {
   // Byte-level characters back to bytes (a token with any other character, an added token, as its
   // UTF-8), then one lossy UTF-8 decode of all of them.
@@ -1010,15 +1009,9 @@ export class Tokenizer extends OwnedHandle {
     const parts = kept.map((id) => this.vocab[id]);
     // tokenizer.json: its decoder, step by step (none: the tokens joined by spaces, as Hugging Face does).
     if (this._s.decoder) return this._s.decoder.length ? decodeChain(parts, this._s.decoder) : parts.join(' ');
-    if (this.model === 'bpe') {
-      const bytes = [];
-      const { toByte } = bytesToUnicode();
-      for (const p of parts) {
-        if (this._addedByContent.has(p)) bytes.push(...utf8.encode(p));
-        else for (const c of p) bytes.push(toByte.get(c) ?? 63);
-      }
-      return new TextDecoder('utf-8', { ignoreBOM: true }).decode(Uint8Array.from(bytes)); // keep a leading U+FEFF
-    }
+    // vocab.json + merges.txt: GPT-2's byte-level decoder (added tokens, outside its alphabet, as
+    // their text).
+    if (this.model === 'bpe') return decodeChain(parts, [{ type: 'byteLevel' }]);
     const prefix = this._s.continuingSubwordPrefix;
     return parts.join(' ').split(` ${prefix}`).join('')
       .replace(/ ([.?!,])/g, '$1').replace(/ ' /g, "'").replace(/ n't/g, "n't")

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Golden fixtures for attnkit's tests, computed by real PyTorch.
 
-Run with Debian's python (it has torch after `apt-get install python3-torch`):
+Run with Debian's python (it has torch after `bash scripts/setup.sh --goldens`):
 
     /usr/bin/python3 tests/golden/gen_fixtures.py
 

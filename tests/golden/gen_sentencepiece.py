@@ -4,7 +4,7 @@ text, and the library's own ids, pieces and offsets for a mixed corpus of test l
 
 Needs Debian's python3-sentencepiece (0.1.97), python3-protobuf, bible-kjv and fortunes:
 
-    apt-get install python3-sentencepiece python3-protobuf bible-kjv fortunes
+    bash scripts/setup.sh --goldens   # python3-sentencepiece python3-protobuf bible-kjv fortunes
     /usr/bin/python3 tests/golden/gen_sentencepiece.py
 
 Writes tests/fixtures/sentencepiece/: <name>.model (the library's file), <name>.tokenizer.json

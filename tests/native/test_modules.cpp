@@ -200,18 +200,30 @@ Status cached_step(MultiHeadAttention& m, const std::vector<float>& query, int L
   return s;
 }
 
+// The causal "mha" fixture cases, taken apart: the case (config, name), its query [B, L, D] and
+// PyTorch's output.
+struct CausalCase {
+  const nlohmann::json& c;
+  std::vector<float> query, expected;
+  int B, L, D;
+};
+std::vector<CausalCase> causal_cases() {
+  std::vector<CausalCase> out;
+  for (const auto& c : fixture()["mha"]) {
+    if (!c.value("causal", false)) continue;
+    const std::vector<int> dims = c["dims"];
+    out.push_back({c, floats(c["query"]), floats(c["out"]), dims[0], dims[1], dims[2]});
+  }
+  return out;
+}
+
 }  // namespace
 
 // Decoding with the cache, a prefix and then one token at a time, gives the rows of one full
 // causal pass (LLaMA case: RoPE positions continue from the cache length).
 TEST(MultiHeadAttention, KvCacheMatchesFullPass) {
-  for (const auto& c : fixture()["mha"]) {
-    if (!c.value("causal", false)) continue;
+  for (const auto& [c, query, expected, B, L, D] : causal_cases()) {
     auto m = make_module(c);
-    const auto query = floats(c["query"]);
-    const std::vector<int> dims = c["dims"];
-    const int B = dims[0], L = dims[1], D = dims[2];
-    const auto expected = floats(c["out"]);
     std::vector<float> got(expected.size());
     int done = 0;
     for (int step : {L - 3, 1, 1, 1}) {
@@ -235,12 +247,8 @@ TEST(MultiHeadAttention, KvCacheMatchesFullPass) {
 // A cache read out of one module and written into a fresh one of the same shape continues the
 // decoding exactly as the first would (an exchangeable pastKeyValues); bad sizes are refused.
 TEST(MultiHeadAttention, KvCacheReadAndWrittenIntoAnotherModuleContinuesTheSame) {
-  for (const auto& c : fixture()["mha"]) {
-    if (!c.value("causal", false)) continue;
+  for (const auto& [c, query, expected, B, L, D] : causal_cases()) {
     auto m = make_module(c), other = make_module(c);
-    const auto query = floats(c["query"]);
-    const std::vector<int> dims = c["dims"];
-    const int B = dims[0], L = dims[1], D = dims[2];
     ASSERT_TRUE(cached_step(*m, query, L, D, B, 0, L - 2, nullptr).ok());
     std::vector<float> k(m->cache_values()), v(m->cache_values());
     ASSERT_EQ(k.size(), static_cast<std::size_t>(B) * (L - 2) * m->cache_position_values());
@@ -268,13 +276,8 @@ TEST(MultiHeadAttention, KvCacheReadAndWrittenIntoAnotherModuleContinuesTheSame)
 // The cache's storage is laid out again when a reset cache takes a larger batch (it once kept the
 // old layout, writing past the storage), and it never grows past the limit a model sets.
 TEST(MultiHeadAttention, KvCacheTakesANewBatchAfterResetAndKeepsToItsLimit) {
-  for (const auto& c : fixture()["mha"]) {
-    if (!c.value("causal", false)) continue;
+  for (const auto& [c, query, expected, B, L, D] : causal_cases()) {
     auto m = make_module(c);
-    const auto query = floats(c["query"]);
-    const std::vector<int> dims = c["dims"];
-    const int B = dims[0], L = dims[1], D = dims[2];
-    const auto expected = floats(c["out"]);
     // Batch 1 first (storage for one row), then the whole batch after a reset.
     m->set_cache_limit(L);
     ASSERT_TRUE(cached_step(*m, query, L, D, 1, 0, 2, nullptr).ok());

@@ -84,6 +84,12 @@ for (const ak of await backends()) {
         for (const layer of m.layers) assert.equal(layer.cacheLength, 0);
         assert.throws(() => m.forward(ids([4]), { pastKeyValues: saved }), (e) => e.argument === 'pastKeyValues' && /useCache: true/.test(e.message));
         assert.throws(() => m.forward(ids([4]), { useCache: true, pastKeyValuse: saved }), /pastKeyValues/);
+        // A step that does not fit the given cache (its batch) is refused before the cache is
+        // replaced: the model's own cache is left as it was.
+        m.forward(ids([7, 8]), { useCache: true });
+        assert.throws(() => m.forward(ids([4, 5], 2), { useCache: true, pastKeyValues: saved }), (e) => e.argument === 'inputIds');
+        assert.equal(m.cacheLength, 2);
+        m.resetCache();
         // Still usable: the saved cache goes back in.
         m.loadCache(saved);
         assert.equal(m.forward(ids([4]), { useCache: true }).lastHiddenState.dims[1], 1);

@@ -21,9 +21,12 @@ export function logitLens(ak, w, hidden) {
     const logits = ak.linear(t2(h, L, D), w.lm.word).data; // [L, V]: the word table is nn.Linear's [out, in]
     for (let i = 0; i < L; i++) {
       const row = logits.subarray(i * V, (i + 1) * V);
+      // The top token's softmax probability: 1 / sum(exp(row - row[best])).
       const best = argmax(row);
+      let sum = 0;
+      for (let v = 0; v < V; v++) sum += Math.exp(row[v] - row[best]);
       top[r * L + i] = best;
-      prob[r * L + i] = softmax(row)[best];
+      prob[r * L + i] = 1 / sum;
     }
     if (r === rows - 1) lastLogits = logits;
   }
@@ -73,6 +76,7 @@ export class Generation {
     this.tokenizer = tokenizer;
     this.ids = [];
     this.logits = null;
+    this.probs = null;
     this.rng = null;
   }
 
@@ -92,9 +96,9 @@ export class Generation {
     if (this.model.cacheLength >= this.model.contextSize) {
       throw new Error(`the cache is full: this model reads at most ${this.model.contextSize} positions; press reset`);
     }
-    const p = sample ? samplingDistribution(this.logits, { temperature, topK, topP }) : null;
+    const p = sample ? samplingDistribution(this.logits, { temperature, topK, topP }) : this.probs;
     const id = sample ? sampleFrom(p, this.rng.uniform()) : argmax(this.logits);
-    const chosen = { id, token: this.tokenizer.vocab[id], probability: (p ?? softmax(this.logits))[id] };
+    const chosen = { id, token: this.tokenizer.vocab[id], probability: p[id] };
     this.ids.push(id);
     return { ...this._run([id], { prompt: false }), chosen };
   }
@@ -103,7 +107,7 @@ export class Generation {
     const n = ids.length;
     const out = this.model.forward({ data: Int32Array.from(ids), dims: [1, n] }, { useCache: true, lastTokenOnly: true, outputAttentions: true });
     this.logits = out.logits.data;
-    const probs = softmax(this.logits);
+    const probs = this.probs = softmax(this.logits); // the next step's distribution when greedy
     const order = Array.from(probs.keys()).sort((a, b) => probs[b] - probs[a]).slice(0, 8);
     return {
       prompt, newIds: ids, tokens: ids.map((i) => this.tokenizer.vocab[i]), cacheLength: this.model.cacheLength,

@@ -7,7 +7,7 @@ const $ = (id) => document.getElementById(id);
 
 // What the browser test reads: the latest results and how often each part was drawn.
 const tutorial = {
-  results: null, positions: null, speed: null, checkpoint: null, scores: null, next: null, generation: null, exports: [],
+  results: null, positions: null, speed: null, checkpoint: null, scores: null, next: null, generation: null,
   draws: { pipeline: 0, positions: 0, speed: 0, scores: 0, next: 0, generation: 0 }, errors: [],
 };
 window.tutorial = tutorial;
@@ -75,7 +75,6 @@ function exportPng(id) {
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(a.href), 10000);
-    tutorial.exports.push(id);
   }, 'image/png');
 }
 function makeFigure(fig, id, title) {
@@ -485,7 +484,7 @@ function renderLens(r, labels) {
 for (const id of ['next-temperature', 'next-topk', 'next-topp']) $(id).addEventListener('input', () => renderNext());
 
 // ---- section 9: generation with the KV cache ------------------------------------------------------
-const gen = { rows: [], cacheLengths: [], tokens: [], busy: false };
+const gen = { rows: [], tokens: [] }; // every step's attention rows (all layers) and tokens
 function genButtons(running) {
   $('gen-start').disabled = running;
   $('gen-step').disabled = running || !tutorial.generation;
@@ -504,7 +503,7 @@ function genFailed(e) {
   resetGeneration();
   showStatus($('gen-status'), e.message, true);
 }
-// Keeps, per step, every layer's new attention rows; draws the chosen layer and head.
+// Keeps a step's new attention rows (every layer) and its tokens.
 function absorb(step) {
   gen.rows.push(step.attentions);
   gen.tokens.push(...step.tokens);

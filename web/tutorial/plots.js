@@ -169,31 +169,20 @@ export class Heatmap {
     ctx.strokeStyle = '#333';
     ctx.strokeRect(left - 0.5, top - 0.5, pw + 1, ph + 1);
 
-    if (spec.cellText && cellW >= 24 && cellH >= 14) {
-      ctx.font = '11px system-ui, sans-serif';
+    // Text inside cells when it fits: the given cellText, else the values (masked cells get
+    // their −∞); white on dark cells.
+    const text = spec.cellText ? (i) => spec.cellText[i]
+      : (i) => (Number.isFinite(data[i]) ? data[i].toFixed(Math.abs(data[i]) >= 10 ? 1 : 2) : fmt(data[i]));
+    const fits = spec.cellText ? cellW >= 24 && cellH >= 14 : spec.values !== false && cellW >= 30 && cellH >= 16;
+    if (fits) {
+      ctx.font = spec.cellText ? '11px system-ui, sans-serif' : '10px system-ui, sans-serif';
       ctx.textAlign = 'center';
       ctx.textBaseline = 'middle';
       for (let r = 0; r < rows; r++) {
         for (let c = 0; c < cols; c++) {
           const v = data[r * cols + c];
           ctx.fillStyle = Number.isFinite(v) && Math.abs(v) / range > 0.55 ? '#fff' : INK;
-          ctx.fillText(clip(ctx, spec.cellText[r * cols + c], cellW - 3), left + (c + 0.5) * cellW, top + (r + 0.5) * cellH);
-        }
-      }
-      ctx.font = FONT;
-    }
-    // Values inside cells when they fit; masked cells get their −∞.
-    if (!spec.cellText && spec.values !== false && cellW >= 30 && cellH >= 16) {
-      ctx.font = '10px system-ui, sans-serif';
-      ctx.textAlign = 'center';
-      ctx.textBaseline = 'middle';
-      for (let r = 0; r < rows; r++) {
-        for (let c = 0; c < cols; c++) {
-          const v = data[r * cols + c];
-          const strong = Number.isFinite(v) && Math.abs(v) / range > 0.55;
-          ctx.fillStyle = strong ? '#fff' : INK;
-          ctx.fillText(clip(ctx, Number.isFinite(v) ? v.toFixed(Math.abs(v) >= 10 ? 1 : 2) : fmt(v), cellW - 2),
-            left + (c + 0.5) * cellW, top + (r + 0.5) * cellH);
+          ctx.fillText(clip(ctx, text(r * cols + c), cellW - (spec.cellText ? 3 : 2)), left + (c + 0.5) * cellW, top + (r + 0.5) * cellH);
         }
       }
       ctx.font = FONT;

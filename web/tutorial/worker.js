@@ -16,12 +16,15 @@ let generation = null;
 
 // The trained default model, committed beside the page (scripts/train_tutorial_model.py wrote it).
 const MODEL_FILES = ['config.json', 'model.safetensors', 'tokenizer.json'];
+let files = null; // fetched once: choosing the trained model again reads them from here
 async function trainedFiles() {
-  return Promise.all(MODEL_FILES.map(async (name) => {
+  files ??= Promise.all(MODEL_FILES.map(async (name) => {
     const r = await fetch(new URL(`./model/${name}`, import.meta.url));
     if (!r.ok) throw new Error(`could not fetch the trained model's ${name}: HTTP ${r.status}`);
     return new File([await r.blob()], name);
   }));
+  files.catch(() => { files = null; }); // a failed fetch may be retried
+  return files;
 }
 let metrics = null;
 async function trainedMetrics() {
@@ -29,6 +32,7 @@ async function trainedMetrics() {
     if (!r.ok) throw new Error(`could not fetch the trained model's metrics.json: HTTP ${r.status}`);
     return r.json();
   });
+  metrics.catch(() => { metrics = null; });
   return metrics;
 }
 
@@ -103,7 +107,7 @@ const ops = {
       const out = checkpoint.model.forward({ data: tok.ids, dims: [1, L] }, {
         attentionMask: { data: tok.attentionMask, dims: [1, L] },
         tokenTypeIds: checkpoint.tokenType ? { data: tok.typeIds, dims: [1, L] } : undefined,
-        outputAttentions: true, outputHiddenStates: true,
+        outputAttentions: true, outputHiddenStates: true, outputLogits: !!checkpoint.lm,
       });
       const layer = Math.min(args.layer ?? 0, checkpoint.layers.length - 1);
       const lw = { ...checkpoint, ...checkpoint.layers[layer] };
@@ -121,7 +125,7 @@ const ops = {
         const V = checkpoint.lm.word.dims[0];
         const logits = lens.logits.slice(last * V, (last + 1) * V);
         // The lens's last row is the model's own output; Model.forward's logits check it.
-        const own = checkpoint.model.forward({ data: tok.ids.slice(0, last + 1), dims: [1, last + 1] }, { lastTokenOnly: true }).logits.data;
+        const own = out.logits.data.subarray(last * V, (last + 1) * V);
         result.lens = { rows: lens.rows, cols: lens.cols, top: lens.top, prob: lens.prob, tokens: Array.from(lens.top, (i) => checkpoint.tokenizer?.vocab[i] ?? String(i)) };
         result.next = { position: last, logits, check: maxAbsDiff(own, logits) };
       }
