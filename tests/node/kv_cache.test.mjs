@@ -77,6 +77,7 @@ for (const ak of await backends()) {
         refuse({ ...saved, length: 2.5 }, 'ERR_INVALID_ARGUMENT', /integer/);
         refuse({ ...saved, mask: [1, 1, 1] }, 'ERR_SHAPE_MISMATCH', /mask/);
         refuse({ ...saved, layers: saved.layers.map(() => ({ key: [1], value: [2] })) }, 'ERR_INVALID_ARGUMENT', /Float32Array/);
+        assert.equal(m.cacheLength, 3, 'a cache refused before copying leaves the model\'s as it was');
         // Sizes that do not match the layer's shape: the C++ side refuses; every layer is emptied.
         const short = { ...saved, layers: saved.layers.map((l, i) => (i === 1 ? { key: l.key.data.subarray(1), value: l.value.data } : l)) };
         assert.throws(() => m.loadCache(short), (e) => e.code === 'ERR_SHAPE_MISMATCH' && e.argument === 'cache');
