@@ -1,4 +1,5 @@
 #include "attnkit/attention.hpp"
+#include "attnkit/parallel.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -223,7 +224,7 @@ Status attention(const AttentionArgs& a) {
     return s;
   }
 #if ATTNKIT_HAVE_SIMD
-  const std::size_t n = attention_scratch_floats(a.shape, a.weights != nullptr);
+  const std::size_t n = attention_scratch_floats(a.shape, a.weights != nullptr, thread_count());
   float* scratch = static_cast<float*>(std::malloc(n * sizeof(float)));
   if (!scratch) {
     return Status::error(Code::out_of_memory, "keyLength",

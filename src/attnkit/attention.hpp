@@ -109,8 +109,9 @@ Status check_attention_scale(double scale);
 // passed the checks above; the pointers must cover the shapes.
 Status attention(const AttentionArgs& args);
 
-// Floats of scratch the SIMD kernel needs for `shape` (with or without weights).
-std::size_t attention_scratch_floats(const AttentionShape& shape, bool weights);
+// Floats of scratch the SIMD kernel needs for `shape` (with or without weights) when it runs on
+// `threads` threads (each has its own part).
+std::size_t attention_scratch_floats(const AttentionShape& shape, bool weights, int threads = 1);
 
 // True when the inputs hold a NaN or an infinity (in q, k, v, the additive mask as NaN / +inf,
 // the slopes) or values large enough for a score or a tile's sum to overflow: attention() then
@@ -140,7 +141,8 @@ namespace simd {
 // over key tiles, keep a running max and sum per row and rescale the partial output, so the
 // [Lq, Lk] score matrix never exists. Key tiles past a block's causal limit are skipped. With
 // weights requested, the tile is the whole key row (the weights are the output anyway).
-// `scratch`: attention_scratch_floats(shape, weights != nullptr) floats.
+// Runs on thread_count() threads (attnkit/parallel.hpp), with the same bits at any count.
+// `scratch`: attention_scratch_floats(shape, weights != nullptr, thread_count()) floats.
 void attention(const AttentionArgs& args, float* scratch);
 }  // namespace simd
 

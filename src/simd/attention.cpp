@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "attnkit/attention.hpp"
+#include "attnkit/parallel.hpp"
 #include "attnkit/simd_arch.hpp"
 #include "simd/exp.hpp"
 
@@ -256,114 +257,209 @@ float max_abs(const Heads<const float>& x, int batch, int heads, int length, int
 
 }  // namespace attnkit::simd
 
+namespace attnkit::simd {
+namespace {
+// Floats of one thread's scratch: packed keys, scores, broadcast probabilities, broadcast
+// queries, partial outputs; a multiple of 16 floats, so that every thread's part starts 64-byte
+// aligned.
+std::size_t thread_scratch_floats(const AttentionShape& s, bool weights) {
+  const std::size_t keys = static_cast<std::size_t>(round_up(std::max(s.kv_len, 1), kNR));
+  const std::size_t tile = weights ? keys : kTile, mr = kMR, n = kN, blocks = kBlocks;
+  const std::size_t f = keys * s.head_dim + mr * tile + tile * mr * n + blocks * s.head_dim * mr * n + blocks * mr * s.v_dim;
+  return (f + 15) / 16 * 16;
+}
+}  // namespace
+}  // namespace attnkit::simd
+
 namespace attnkit {
-std::size_t attention_scratch_floats(const AttentionShape& s, bool weights) {
-  const std::size_t keys = static_cast<std::size_t>(simd::round_up(std::max(s.kv_len, 1), simd::kNR));
-  const std::size_t tile = weights ? keys : simd::kTile, mr = simd::kMR, n = simd::kN;
-  // packed keys, scores, broadcast probabilities, broadcast queries, partial outputs; 16 floats of
-  // slack: the start is rounded up to 64 bytes for aligned loads.
-  const std::size_t blocks = simd::kBlocks;
-  return keys * s.head_dim + mr * tile + tile * mr * n + blocks * s.head_dim * mr * n + blocks * mr * s.v_dim + 16;
+std::size_t attention_scratch_floats(const AttentionShape& s, bool weights, int threads) {
+  // 16 floats of slack: the start is rounded up to 64 bytes for aligned loads.
+  return simd::thread_scratch_floats(s, weights) * static_cast<std::size_t>(std::max(threads, 1)) + 16;
 }
 }  // namespace attnkit
 
 namespace attnkit::simd {
 
-void attention(const AttentionArgs& a, float* scratch) {
-  using Arch = simd_arch;
+namespace {
+
+// One thread's working memory (see thread_scratch_floats).
+struct Scratch {
+  float* packed;  // [keys / kNR][d][kNR]
+  float* S;       // [kMR][tile]
+  float* P;       // [tile][kMR] broadcast vectors
+  float* Q;       // [kBlocks][d][kMR] broadcast vectors
+  float* O;       // [kBlocks][kMR][dv]
+
+  Scratch(float* base, int keys, int d, int tile) {
+    packed = base;
+    S = packed + static_cast<std::size_t>(keys) * d;
+    P = S + static_cast<std::size_t>(kMR) * tile;
+    Q = P + static_cast<std::size_t>(tile) * kMR * kN;
+    O = Q + static_cast<std::size_t>(kBlocks) * d * kMR * kN;
+  }
+};
+
+// Packs the keys of (batch b, kv head g): panel jp holds keys jp*kNR .. +kNR, one row of kNR per
+// head-dim index; keys past kv_len are zero.
+void pack_keys(const AttentionArgs& a, int b, int g, int keys, float* packed) {
+  const int d = a.shape.head_dim, lk = a.shape.kv_len;
+  for (int j = 0; j < keys; ++j) {
+    float* dst = packed + static_cast<std::size_t>(j / kNR) * d * kNR + (j % kNR);
+    if (j < lk) {
+      const float* k = a.k.row(b, g, j);
+      for (int c = 0; c < d; ++c) dst[c * kNR] = k[c];
+    } else {
+      for (int c = 0; c < d; ++c) dst[c * kNR] = 0.f;
+    }
+  }
+}
+
+// How one call is cut: the query rows of a head go in super-blocks of `blocks` blocks of kMR.
+struct Plan {
+  int keys, tile, blocks, group, offset, super_rows, supers;
+};
+
+Plan plan(const AttentionArgs& a) {
   const AttentionShape& s = a.shape;
-  const int d = s.head_dim, dv = s.v_dim, lk = s.kv_len;
-  const int keys = round_up(std::max(lk, 1), kNR);
-  const int tile = a.weights ? keys : kTile;
-  const int group = s.heads / s.kv_heads, offset = lk - s.q_len;
+  Plan p;
+  p.keys = round_up(std::max(s.kv_len, 1), kNR);
+  p.tile = a.weights ? p.keys : kTile;
+  p.group = s.heads / s.kv_heads;
+  p.offset = s.kv_len - s.q_len;
   // Sharing tiles between blocks pays once one head's K and V outgrow L2 (measured: at 2 MB
   // 22 % faster; at 256 KB, where they stay in L2, 25 % slower from the larger L1 footprint).
-  const double kv_bytes = static_cast<double>(lk) * (d + dv) * sizeof(float);
-  const int blocks = a.weights || kv_bytes < 768.0 * 1024 ? 1 : kBlocks;
+  const double kv_bytes = static_cast<double>(s.kv_len) * (s.head_dim + s.v_dim) * sizeof(float);
+  p.blocks = a.weights || kv_bytes < 768.0 * 1024 ? 1 : kBlocks;
+  p.super_rows = kMR * p.blocks;
+  p.supers = (s.q_len + p.super_rows - 1) / p.super_rows;
+  return p;
+}
 
-  float* base = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(scratch) + 63) & ~std::uintptr_t(63));
-  float* packed = base;                                        // [keys / kNR][d][kNR]
-  float* S = packed + static_cast<std::size_t>(keys) * d;      // [kMR][tile]
-  float* P = S + static_cast<std::size_t>(kMR) * tile;         // [tile][kMR] broadcast vectors
-  float* Q = P + static_cast<std::size_t>(tile) * kMR * kN;    // [kBlocks][d][kMR] broadcast vectors
-  float* O = Q + static_cast<std::size_t>(kBlocks) * d * kMR * kN;  // [kBlocks][kMR][dv]
-  const float qscale = a.scale * 1.44269504088896341f;         // scores in log2 units
-
-  for (int b = 0; b < s.batch; ++b) {
-    for (int g = 0; g < s.kv_heads; ++g) {
-      // Pack the keys: panel jp holds keys jp*kNR .. +kNR, one row of kNR per head-dim index.
-      for (int j = 0; j < keys; ++j) {
-        float* dst = packed + static_cast<std::size_t>(j / kNR) * d * kNR + (j % kNR);
-        if (j < lk) {
-          const float* k = a.k.row(b, g, j);
-          for (int c = 0; c < d; ++c) dst[c * kNR] = k[c];
-        } else {
-          for (int c = 0; c < d; ++c) dst[c * kNR] = 0.f;
+// The output rows i00 .. i00 + super_rows of (batch b, head h), the keys packed in t.packed.
+void super_block(const AttentionArgs& a, const Plan& p, int b, int h, int i00, const Scratch& t) {
+  using Arch = simd_arch;
+  const AttentionShape& s = a.shape;
+  const int d = s.head_dim, dv = s.v_dim, lk = s.kv_len, tile = p.tile;
+  const float qscale = a.scale * 1.44269504088896341f;  // scores in log2 units
+  const float* vbase = a.v.row(b, h / p.group, 0);
+  RowContext rc{a.alibi ? a.alibi[h] : 0.f, 0, a.causal, &a.mask, 0};
+  // A super-block of `blocks` query blocks shares each key/value tile while it is in cache:
+  // per query block the whole K and V stream by, which for long rows comes from L3 (at
+  // L = 4096, 3 % faster causal and 6 % bidirectional with 512-key tiles).
+  int rows[kBlocks], jend[kBlocks];
+  float m[kBlocks][kMR], l[kBlocks][kMR];
+  int nb = 0, jmax = 0;
+  for (; nb < p.blocks && i00 + nb * kMR < s.q_len; ++nb) {
+    const int i0 = i00 + nb * kMR;
+    rows[nb] = std::min(kMR, s.q_len - i0);
+    float* Qb = t.Q + static_cast<std::size_t>(nb) * d * kMR * kN;
+    for (int r = 0; r < kMR; ++r) {
+      const float* q = a.q.row(b, h, i0 + std::min(r, rows[nb] - 1));
+      for (int c = 0; c < d; ++c) bf(q[c] * qscale).store_aligned(Qb + (c * kMR + r) * kN);
+      m[nb][r] = kNegInf;
+      l[nb][r] = 0.f;
+    }
+    std::fill(t.O + static_cast<std::size_t>(nb) * kMR * dv, t.O + static_cast<std::size_t>(nb + 1) * kMR * dv, 0.f);
+    // Keys any row of the block may see: the causal limit of its last row.
+    jend[nb] = a.causal ? std::min(lk, std::max(0, p.offset + i0 + rows[nb])) : lk;
+    jmax = std::max(jmax, jend[nb]);
+  }
+  for (int j0 = 0; j0 < jmax; j0 += tile) {
+    for (int bi = 0; bi < nb; ++bi) {
+      if (j0 >= jend[bi]) continue;  // causal: this block's keys ended before the tile
+      const int i0 = i00 + bi * kMR;
+      const int n = std::min(tile, jend[bi] - j0), np = round_up(n, kNR);
+      float* Ob = t.O + static_cast<std::size_t>(bi) * kMR * dv;
+      qk_tile<Arch>{}(Arch{}, t.Q + static_cast<std::size_t>(bi) * d * kMR * kN,
+                      t.packed + static_cast<std::size_t>(j0) * d, d, np, t.S, tile);
+      for (int r = 0; r < kMR; ++r) {
+        rc.position = p.offset + i0 + r;
+        rc.mask_row = a.mask.kind == MaskKind::none ? 0 : a.mask.row_offset(b, h, i0 + std::min(r, rows[bi] - 1));
+        const float alpha = softmax_tile_row<Arch>{}(Arch{}, t.S + r * tile, t.P, r, j0, n, np, rc, m[bi][r], l[bi][r]);
+        if (alpha != 1.f) {
+          float* o = Ob + static_cast<std::size_t>(r) * dv;
+          for (int c = 0; c < dv; ++c) o[c] *= alpha;
         }
       }
-      const float* vbase = a.v.row(b, g, 0);
-      for (int h = g * group; h < (g + 1) * group; ++h) {
-        RowContext rc{a.alibi ? a.alibi[h] : 0.f, 0, a.causal, &a.mask, 0};
-        // A super-block of `blocks` query blocks shares each key/value tile while it is in cache:
-        // per query block the whole K and V stream by, which for long rows comes from L3 (at
-        // L = 4096, 3 % faster causal and 6 % bidirectional with 512-key tiles).
-        for (int i00 = 0; i00 < s.q_len; i00 += kMR * blocks) {
-          int rows[kBlocks], jend[kBlocks];
-          float m[kBlocks][kMR], l[kBlocks][kMR];
-          int nb = 0, jmax = 0;
-          for (; nb < blocks && i00 + nb * kMR < s.q_len; ++nb) {
-            const int i0 = i00 + nb * kMR;
-            rows[nb] = std::min(kMR, s.q_len - i0);
-            float* Qb = Q + static_cast<std::size_t>(nb) * d * kMR * kN;
-            for (int r = 0; r < kMR; ++r) {
-              const float* q = a.q.row(b, h, i0 + std::min(r, rows[nb] - 1));
-              for (int c = 0; c < d; ++c) bf(q[c] * qscale).store_aligned(Qb + (c * kMR + r) * kN);
-              m[nb][r] = kNegInf;
-              l[nb][r] = 0.f;
-            }
-            std::fill(O + static_cast<std::size_t>(nb) * kMR * dv, O + static_cast<std::size_t>(nb + 1) * kMR * dv, 0.f);
-            // Keys any row of the block may see: the causal limit of its last row.
-            jend[nb] = a.causal ? std::min(lk, std::max(0, offset + i0 + rows[nb])) : lk;
-            jmax = std::max(jmax, jend[nb]);
-          }
-          for (int j0 = 0; j0 < jmax; j0 += tile) {
-            for (int bi = 0; bi < nb; ++bi) {
-              if (j0 >= jend[bi]) continue;  // causal: this block's keys ended before the tile
-              const int i0 = i00 + bi * kMR;
-              const int n = std::min(tile, jend[bi] - j0), np = round_up(n, kNR);
-              float* Ob = O + static_cast<std::size_t>(bi) * kMR * dv;
-              qk_tile<Arch>{}(Arch{}, Q + static_cast<std::size_t>(bi) * d * kMR * kN,
-                              packed + static_cast<std::size_t>(j0) * d, d, np, S, tile);
-              for (int r = 0; r < kMR; ++r) {
-                rc.position = offset + i0 + r;
-                rc.mask_row = a.mask.kind == MaskKind::none ? 0 : a.mask.row_offset(b, h, i0 + std::min(r, rows[bi] - 1));
-                const float alpha = softmax_tile_row<Arch>{}(Arch{}, S + r * tile, P, r, j0, n, np, rc, m[bi][r], l[bi][r]);
-                if (alpha != 1.f) {
-                  float* o = Ob + static_cast<std::size_t>(r) * dv;
-                  for (int c = 0; c < dv; ++c) o[c] *= alpha;
-                }
-              }
-              pv_tile<Arch>{}(Arch{}, P, vbase + j0 * a.v.row_stride, a.v.row_stride, n, Ob, dv);
-            }
-          }
-          for (int bi = 0; bi < nb; ++bi) {
-            const int i0 = i00 + bi * kMR;
-            for (int r = 0; r < rows[bi]; ++r) {
-              float* out = a.out.row(b, h, i0 + r);
-              const float inv = l[bi][r] > 0.f ? 1.f / l[bi][r] : 0.f;
-              const float* o = O + (static_cast<std::size_t>(bi) * kMR + r) * dv;
-              for (int c = 0; c < dv; ++c) out[c] = o[c] * inv;
-              if (a.weights) {  // blocks == 1 and a single tile: P still holds this block's p
-                float* w = a.weights + ((static_cast<std::size_t>(b) * s.heads + h) * s.q_len + i0 + r) * lk;
-                const float* p = P + r * kN;  // lane 0 of p[j][r]
-                for (int j = 0; j < jend[bi]; ++j) w[j] = p[static_cast<std::size_t>(j) * kMR * kN] * inv;
-                for (int j = jend[bi]; j < lk; ++j) w[j] = 0.f;
-              }
-            }
-          }
-        }
+      pv_tile<Arch>{}(Arch{}, t.P, vbase + j0 * a.v.row_stride, a.v.row_stride, n, Ob, dv);
+    }
+  }
+  for (int bi = 0; bi < nb; ++bi) {
+    const int i0 = i00 + bi * kMR;
+    for (int r = 0; r < rows[bi]; ++r) {
+      float* out = a.out.row(b, h, i0 + r);
+      const float inv = l[bi][r] > 0.f ? 1.f / l[bi][r] : 0.f;
+      const float* o = t.O + (static_cast<std::size_t>(bi) * kMR + r) * dv;
+      for (int c = 0; c < dv; ++c) out[c] = o[c] * inv;
+      if (a.weights) {  // blocks == 1 and a single tile: P still holds this block's p
+        float* w = a.weights + ((static_cast<std::size_t>(b) * s.heads + h) * s.q_len + i0 + r) * lk;
+        const float* pr = t.P + r * kN;  // lane 0 of p[j][r]
+        for (int j = 0; j < jend[bi]; ++j) w[j] = pr[static_cast<std::size_t>(j) * kMR * kN] * inv;
+        for (int j = jend[bi]; j < lk; ++j) w[j] = 0.f;
       }
     }
+  }
+}
+
+// Multiply-adds of one super-block (both products), for deciding how to split the work.
+double super_block_work(const AttentionArgs& a, const Plan& p, int sb) {
+  const AttentionShape& s = a.shape;
+  const int last = std::min(s.q_len, (sb + 1) * p.super_rows);
+  const double keys = a.causal ? std::clamp(p.offset + last, 0, s.kv_len) : s.kv_len;
+  return static_cast<double>(p.super_rows) * keys * (s.head_dim + s.v_dim);
+}
+
+}  // namespace
+
+// Threads take whole super-blocks, whose arithmetic does not depend on who runs them or on what
+// else runs, so every thread count gives the same bits. Two ways to cut:
+// - many (batch, kv head) pairs: a task per pair (it packs its keys once and runs its heads);
+// - few pairs (long sequences, one batch): per pair the keys are packed once, then the
+//   super-blocks of its heads are tasks, the heaviest (last, under a causal mask) first so that
+//   the dynamic hand-out ends even.
+void attention(const AttentionArgs& a, float* scratch) {
+  const AttentionShape& s = a.shape;
+  const Plan p = plan(a);
+  const int threads = thread_count();
+  float* base = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(scratch) + 63) & ~std::uintptr_t(63));
+  const std::size_t per_thread = thread_scratch_floats(s, a.weights != nullptr);
+  auto scratch_of = [&](int thread) { return Scratch(base + per_thread * thread, p.keys, s.head_dim, p.tile); };
+
+  const int pairs = s.batch * s.kv_heads;
+  double pair_work = 0;
+  for (int sb = 0; sb < p.supers; ++sb) pair_work += super_block_work(a, p, sb);
+  pair_work *= p.group;
+  // Below ~2^20 multiply-adds a task costs about what waking a thread does (measured in
+  // bench/threads.mjs: no slowdown at L = 128).
+  constexpr double kGrain = 1 << 20;
+  const int whole_pairs = task_count(pair_work * pairs, kGrain, pairs);
+  if (threads == 1 || pairs >= 2 * threads) {
+    parallel_for(whole_pairs > 1 ? pairs : 1, [&](int task, int thread) {
+      const Scratch t = scratch_of(thread);
+      for (int pair = whole_pairs > 1 ? task : 0; pair < (whole_pairs > 1 ? task + 1 : pairs); ++pair) {
+        const int b = pair / s.kv_heads, g = pair % s.kv_heads;
+        pack_keys(a, b, g, p.keys, t.packed);
+        for (int h = g * p.group; h < (g + 1) * p.group; ++h)
+          for (int sb = 0; sb < p.supers; ++sb) super_block(a, p, b, h, sb * p.super_rows, t);
+      }
+    });
+    return;
+  }
+  const int units = p.group * p.supers;
+  const bool split = task_count(pair_work, kGrain, units) > 1;
+  for (int pair = 0; pair < pairs; ++pair) {
+    const int b = pair / s.kv_heads, g = pair % s.kv_heads;
+    const Scratch first = scratch_of(0);
+    pack_keys(a, b, g, p.keys, first.packed);
+    parallel_for(split ? units : 1, [&](int task, int thread) {
+      Scratch t = scratch_of(thread);
+      t.packed = first.packed;  // shared, read-only here
+      for (int u = split ? task : 0; u < (split ? task + 1 : units); ++u) {
+        // Heaviest first: the last super-block of every head, then the one before, ...
+        const int sb = p.supers - 1 - u / p.group, h = g * p.group + u % p.group;
+        super_block(a, p, b, h, sb * p.super_rows, t);
+      }
+    });
   }
 }
 

@@ -88,11 +88,12 @@ struct dot_row {
 
 template <class Arch>
 struct linear_out_in {
-  void operator()(float* y, const float* x, std::size_t rows, int in, int out, const float* w, const float* bias) const {
+  void operator()(float* y, const float* x, std::size_t rows, int in, int out, const float* w, const float* bias,
+                  int o_begin, int o_end) const {
     // Weight rows per slice: ~96 KB of W, at least 2.
     const int slice = std::max(2, (96 * 1024 / 4 / in) & ~1);
-    for (int o0 = 0; o0 < out; o0 += slice) {
-      const int o1 = std::min(out, o0 + slice);
+    for (int o0 = o_begin; o0 < o_end; o0 += slice) {
+      const int o1 = std::min(o_end, o0 + slice);
       std::size_t r = 0;
       for (; r + kMR <= rows; r += kMR) dot_rows<Arch, kMR>(y + r * out, out, x + r * in, in, w, o0, o1, bias);
       for (; r < rows; ++r) dot_row<Arch>{}(y + r * out, x + r * in, in, w, o0, o1, bias);
@@ -125,11 +126,11 @@ struct axpy_block {
   }
 };
 
-// The last out % N columns, one at a time.
+// Columns o_begin .. o_end (the last out % N), one at a time.
 inline void axpy_scalar_columns(float* y, const float* x, std::size_t rows, int in, int out, const float* w,
-                                int o_begin, const float* bias) {
+                                int o_begin, int o_end, const float* bias) {
   for (std::size_t r = 0; r < rows; ++r)
-    for (int o = o_begin; o < out; ++o) {
+    for (int o = o_begin; o < o_end; ++o) {
       float s = bias ? bias[o] : 0.f;
       for (int i = 0; i < in; ++i) s += x[r * in + i] * w[static_cast<std::size_t>(i) * out + o];
       y[r * out + o] = s;
@@ -144,39 +145,40 @@ void axpy_strip(float* y, const float* x, std::size_t rows, int in, int out, con
 // in_out, one row of x (the rows % 4 left over; all of decoding): 4N-wide strips, so that four
 // accumulator chains hide the add latency that a 2N strip of a single row waits on.
 template <class Arch>
-void axpy_row(float* y, const float* x, int in, int out, const float* w, const float* bias) {
+void axpy_row(float* y, const float* x, int in, int out, const float* w, const float* bias, int o_begin, int o_end) {
   constexpr int N = static_cast<int>(xsimd::batch<float, Arch>::size);
-  int o = 0;
-  for (; o + 4 * N <= out; o += 4 * N) axpy_block<Arch, 1, 4>{}(y + o, x, in, out, w + o, bias ? bias + o : nullptr);
-  for (; o + N <= out; o += N) axpy_block<Arch, 1, 1>{}(y + o, x, in, out, w + o, bias ? bias + o : nullptr);
-  if (o < out) axpy_scalar_columns(y, x, 1, in, out, w, o, bias);
+  int o = o_begin;
+  for (; o + 4 * N <= o_end; o += 4 * N) axpy_block<Arch, 1, 4>{}(y + o, x, in, out, w + o, bias ? bias + o : nullptr);
+  for (; o + N <= o_end; o += N) axpy_block<Arch, 1, 1>{}(y + o, x, in, out, w + o, bias ? bias + o : nullptr);
+  if (o < o_end) axpy_scalar_columns(y, x, 1, in, out, w, o, o_end, bias);
 }
 
 template <class Arch>
 struct linear_in_out {
-  void operator()(float* y, const float* x, std::size_t rows, int in, int out, const float* w, const float* bias) const {
+  void operator()(float* y, const float* x, std::size_t rows, int in, int out, const float* w, const float* bias,
+                  int o_begin, int o_end) const {
     constexpr int N = static_cast<int>(xsimd::batch<float, Arch>::size);
     const std::size_t blocked = rows - rows % kMR;
     if (blocked > 0) {
-      int o = 0;
-      for (; o + 2 * N <= out; o += 2 * N) axpy_strip<Arch, 2>(y + o, x, blocked, in, out, w + o, bias ? bias + o : nullptr);
-      if (o + N <= out) {
+      int o = o_begin;
+      for (; o + 2 * N <= o_end; o += 2 * N) axpy_strip<Arch, 2>(y + o, x, blocked, in, out, w + o, bias ? bias + o : nullptr);
+      if (o + N <= o_end) {
         axpy_strip<Arch, 1>(y + o, x, blocked, in, out, w + o, bias ? bias + o : nullptr);
         o += N;
       }
-      if (o < out) axpy_scalar_columns(y, x, blocked, in, out, w, o, bias);
+      if (o < o_end) axpy_scalar_columns(y, x, blocked, in, out, w, o, o_end, bias);
     }
-    for (std::size_t r = blocked; r < rows; ++r) axpy_row<Arch>(y + r * out, x + r * in, in, out, w, bias);
+    for (std::size_t r = blocked; r < rows; ++r) axpy_row<Arch>(y + r * out, x + r * in, in, out, w, bias, o_begin, o_end);
   }
 };
 
 }  // namespace
 
 void linear(float* y, const float* x, std::size_t rows, int in, int out, const float* w, WeightLayout layout,
-            const float* bias) {
+            const float* bias, int o_begin, int o_end) {
   if (rows == 0) return;  // y may be null then (an empty result)
-  if (layout == WeightLayout::out_in) linear_out_in<simd_arch>{}(y, x, rows, in, out, w, bias);
-  else linear_in_out<simd_arch>{}(y, x, rows, in, out, w, bias);
+  if (layout == WeightLayout::out_in) linear_out_in<simd_arch>{}(y, x, rows, in, out, w, bias, o_begin, o_end);
+  else linear_in_out<simd_arch>{}(y, x, rows, in, out, w, bias, o_begin, o_end);
 }
 
 }  // namespace attnkit::simd

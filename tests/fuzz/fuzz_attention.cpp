@@ -137,7 +137,7 @@ void linear_case(Input& in) {
   auto b = in.values(n_out);
   std::vector<float> y(static_cast<std::size_t>(rows) * n_out), want(y.size());
   ref::linear(want.data(), x.data(), rows, n_in, n_out, w.data(), layout, b.data());
-  simd::linear(y.data(), x.data(), rows, n_in, n_out, w.data(), layout, b.data());
+  simd::linear(y.data(), x.data(), rows, n_in, n_out, w.data(), layout, b.data(), 0, n_out);
   // The kernels sum in different orders, and where finite terms can overflow that order decides
   // whether a sum becomes inf (and inf - inf NaN), in PyTorch's BLAS as much as here. Without
   // huge finite values every term is small, +-inf or NaN, and the result's kind is order-free.

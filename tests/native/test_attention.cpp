@@ -8,6 +8,7 @@
 
 #include "attnkit/alibi.hpp"
 #include "attnkit/attention.hpp"
+#include "attnkit/parallel.hpp"
 #include "attnkit/mask.hpp"
 #include "attnkit/rotary.hpp"
 #include "fixtures.hpp"
@@ -63,7 +64,7 @@ struct Problem {
   }
   void run_simd() {
     std::fill(out.begin(), out.end(), 7.f);
-    std::vector<float> scratch(attention_scratch_floats(s, args.weights != nullptr));
+    std::vector<float> scratch(attention_scratch_floats(s, args.weights != nullptr, thread_count()));
     simd::attention(args, scratch.data());
   }
 };
