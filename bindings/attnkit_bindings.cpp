@@ -20,6 +20,7 @@
 #include "attnkit/embeddings.hpp"
 #include "attnkit/norm.hpp"
 #include "attnkit/linear.hpp"
+#include "attnkit/parallel.hpp"
 #include "attnkit/mask.hpp"
 #include "attnkit/multi_head_attention.hpp"
 #include "attnkit/positional.hpp"
@@ -578,6 +579,14 @@ void decoder_reset_cache(double handle) {
 }
 void decoder_free(double handle) { g_decoders.free(handle); }
 
+// The kernels' thread count (attnkit/parallel.hpp): starts the pool's threads once, at load. In a
+// build without threads only 1 is accepted.
+int set_threads_raw(uintptr_t, double n) {
+  Status s = set_thread_count(n);
+  return s.ok() ? 0 : fail(std::move(s));
+}
+int threads() { return thread_count(); }
+
 bool has_simd() {
 #if ATTNKIT_HAVE_SIMD
   return true;
@@ -629,4 +638,6 @@ EMSCRIPTEN_BINDINGS(attnkit) {
   emscripten::function("_decoderFree", &decoder_free);
   attnkit_raw::bind_common();
   emscripten::function("_hasSimd", &has_simd);
+  emscripten::function("_setThreads", &set_threads_raw);
+  emscripten::function("_threads", &threads);
 }

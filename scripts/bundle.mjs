@@ -1,8 +1,10 @@
 // Bundles the ESM wrapper (web/attnkit.js, the ~20 modules it imports, and the wasm glue of the
-// three builds) into one minified file, web/dist/attnkit.mjs, with a source map into
-// web/*.js; that file is what the package exports. One file with no dynamic import(): bundlers then
-// see one module and three .wasm assets (Vite 7's worker build cannot split code, webpack warns on
-// variable imports), and Node's ES module loader costs about 0.8 ms per file on a cold start.
+// single-thread builds) into one minified file, web/dist/attnkit.mjs, with a source map into
+// web/*.js; that file is what the package exports. One file whose only dynamic import() is the
+// threaded build's glue, by a URL and marked for bundlers to leave alone (its pool's workers
+// import that same file, so it cannot be inlined): bundlers see one module and its assets (Vite 7's
+// worker build cannot split code, webpack warns on variable imports), and Node's ES module loader
+// costs about 0.8 ms per file on a cold start.
 // Minified because V8 scans it faster (~1.4 ms less for 98 KB -> 48 KB). (The SIMD and scalar glue
 // cannot be one function: each maps minified export names in its own .wasm's export order.)
 import path from 'node:path';
@@ -22,8 +24,17 @@ const minify = (code, sourcefile, lineLimit) => transform(code, {
 });
 // Bundlers find the .wasm files by these literals; a line break inside one (esbuild may break a
 // long line inside `import.meta.url`, or inside a string with a backslash continuation) hides it.
-const BUILDS = ['simd', 'scalar', 'loaders'];
-const literalsWhole = (code) => BUILDS.every((b) => code.split(`new URL("./attnkit-${b}.wasm",import.meta.url)`).length === 2);
+const ASSETS = ['simd.wasm', 'scalar.wasm', 'loaders.wasm', 'simd-threads.wasm', 'simd-threads.mjs',
+  'simd-threads.worker.js', 'simd-threads.worker.cjs'];
+const literalsWhole = (code) => ASSETS.every((b) => code.split(`new URL("./attnkit-${b}",import.meta.url)`).length === 2);
+// The one dynamic import (the threaded glue, web/threads.js) by a URL known only at run time:
+// bundlers are told to leave it alone (minification drops comments, so they are put back).
+const IGNORE = '/* @vite-ignore */ /* webpackIgnore: true */ ';
+function markImport(code) {
+  const parts = code.split('import(');
+  if (parts.length !== 2) throw new Error(`bundle: expected one import( in the bundle, found ${parts.length - 1}`);
+  return parts.join(`import(${IGNORE}`);
+}
 
 const bundle = await rollup({
   input: path.join(ROOT, 'web/attnkit.js'),
@@ -38,7 +49,7 @@ const bundle = await rollup({
       const input = code.replace(/(['"])\.\/dist\//g, '$1./');
       for (let limit = 300; limit < 400; limit++) {
         const { code: min, map } = await minify(input, 'attnkit.mjs', limit);
-        if (literalsWhole(min)) return { code: min, map };
+        if (literalsWhole(min)) return { code: markImport(min), map };
       }
       throw new Error('bundle: no line limit in [300, 400) keeps the .wasm URL literals whole');
     },

@@ -12,7 +12,7 @@ type File = GlobalInstance<'File'>;
 type FileList = GlobalInstance<'FileList'>;
 type Blob = GlobalInstance<'Blob'>;
 
-export type Backend = 'wasm-simd128' | 'wasm-scalar';
+export type Backend = 'wasm-simd128-threads' | 'wasm-simd128' | 'wasm-scalar';
 
 export type ErrorCode =
   | 'ERR_INVALID_ARGUMENT'
@@ -56,6 +56,14 @@ export interface BoolTensor extends Tensor<Uint8Array> {
 export interface LoadOptions {
   /** 'auto' (default) probes with WebAssembly.validate; true/false force a build. */
   simd?: 'auto' | boolean;
+  /**
+   * Threads for the kernels (1-64; default min(cores, 8)). With SIMD, more than one runs the
+   * 'wasm-simd128-threads' build where the engine allows it: always in Node, in browsers on
+   * cross-origin-isolated pages; elsewhere the single-thread build runs and
+   * `threadsUnavailableReason` says why. 1 asks for the single-thread build. When wasmBinary or
+   * wasmUrl names the files, threads run only when asked for here.
+   */
+  threads?: number;
   /** Where the .wasm is (default: web/dist next to this module). One URL, or one per backend. */
   wasmUrl?: string | URL | Partial<Record<Backend | 'wasm-loaders', string | URL>>;
   /** The .wasm bytes themselves; skips fetching. */
@@ -623,6 +631,10 @@ export function toAdditiveMask(mask: Mask): Tensor<Float32Array>;
 export class Attnkit {
   /** Which build is running. */
   readonly backend: Backend;
+  /** Threads the kernels run on (the caller plus the pool's workers; 1 without threads). */
+  readonly threads: number;
+  /** Why the threaded build is not the one running, or null when it is. */
+  readonly threadsUnavailableReason: string | null;
   /** Bytes of wasm heap currently allocated (for leak checks). */
   mallocInUse(): number;
   /** Size of the wasm linear memory in bytes. */

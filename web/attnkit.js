@@ -25,6 +25,7 @@ import { DecoderLayer } from './decoder_layer.js';
 import { Model, loadModel, modelSpec } from './model.js';
 import { loadSafetensors } from './safetensors.js';
 import { Tokenizer } from './tokenizer.js';
+import { defaultThreadCount, instantiateThreaded, threadsUnavailable } from './threads.js';
 
 export { AttnkitError, Tensor, Embeddings, MultiHeadAttention, EncoderLayer, DecoderLayer, Model, Tokenizer };
 export { invertMask, toAdditiveMask } from './masks.js';
@@ -53,9 +54,13 @@ const BUILDS = {
     factory: createScalarModule,
     wasm: () => new URL('./dist/attnkit-scalar.wasm', import.meta.url),
   },
+  // Its glue is loaded by web/threads.js (not bundled: the pool's workers import it by URL).
+  'wasm-simd128-threads': {
+    wasm: () => new URL('./dist/attnkit-simd-threads.wasm', import.meta.url),
+  },
 };
 
-function pickBackend(simd) {
+function pickSimd(simd) {
   if (simd === 'auto') return simdSupported() ? 'wasm-simd128' : 'wasm-scalar';
   if (simd === true) {
     if (!simdSupported()) {
@@ -76,25 +81,53 @@ function pickBackend(simd) {
 
 const pending = new Map();
 
+// The build and thread count for load()'s options: [backend, threads, why threads are not used].
+// Threads run when SIMD does and the engine allows them (threadsUnavailable), with `threads`
+// threads (default min(cores, 8)); threads: 1 asks for the single-thread build. When the user
+// names the files (wasmBinary: the bytes of one build; wasmUrl: one URL, or a map without the
+// threaded build's key) threads run only when asked for by number.
+function pickBackend(simd, threads, wasmBinary, wasmUrl) {
+  const fn = 'load';
+  if (threads !== undefined && (!Number.isInteger(threads) || threads < 1 || threads > 64)) {
+    throw new AttnkitError(`${fn}: threads must be an integer from 1 to 64, got ${describe(threads)}`, {
+      code: 'ERR_INVALID_ARGUMENT', argument: 'threads',
+    });
+  }
+  const single = pickSimd(simd);
+  if (single !== 'wasm-simd128') return [single, 1, `the ${single} build was chosen (simd: ${describe(simd)})`];
+  if (threads === 1) return [single, 1, 'threads: 1 was asked for'];
+  if (wasmBinary && threads === undefined) return [single, 1, 'wasmBinary was given without threads'];
+  const urlMap = wasmUrl && typeof wasmUrl === 'object' && !(wasmUrl instanceof URL);
+  if (wasmUrl && threads === undefined && !(urlMap && wasmUrl['wasm-simd128-threads'])) {
+    return [single, 1, "wasmUrl was given without threads (or a 'wasm-simd128-threads' URL)"];
+  }
+  const why = threadsUnavailable();
+  if (why) return [single, 1, why];
+  const n = threads ?? defaultThreadCount();
+  if (n === 1) return [single, 1, 'this machine reports one core'];
+  return ['wasm-simd128-threads', n, null];
+}
+
 /**
  * Loads the wasm module once per configuration (concurrent calls share one load).
- * @param {{simd?: 'auto'|boolean, wasmUrl?: string|URL|{[backend: string]: string|URL},
+ * @param {{simd?: 'auto'|boolean, threads?: number, wasmUrl?: string|URL|{[backend: string]: string|URL},
  *          wasmBinary?: ArrayBuffer|Uint8Array}} [options]
  */
 export function load(options) {
-  let backend, simd, wasmUrl, wasmBinary;
+  let backend, threads, unavailable, wasmUrl, wasmBinary;
   try {
-    ({ simd = 'auto', wasmUrl, wasmBinary } = checkOptions('load', options, ['simd', 'wasmUrl', 'wasmBinary']));
-    backend = pickBackend(simd);
+    let simd;
+    ({ simd = 'auto', threads, wasmUrl, wasmBinary } = checkOptions('load', options, ['simd', 'threads', 'wasmUrl', 'wasmBinary']));
+    [backend, threads, unavailable] = pickBackend(simd, threads, wasmBinary, wasmUrl);
   } catch (e) {
     return Promise.reject(e);
   }
   const explicitUrl =
     wasmUrl && typeof wasmUrl === 'object' && !(wasmUrl instanceof URL) ? wasmUrl[backend] : wasmUrl;
-  const key = wasmBinary ? null : `${backend}|${explicitUrl ?? ''}`;
+  const key = wasmBinary ? null : `${backend}|${threads}|${explicitUrl ?? ''}`;
   if (key && pending.has(key)) return pending.get(key);
   const loadersUrl = wasmUrl && typeof wasmUrl === 'object' && !(wasmUrl instanceof URL) ? wasmUrl['wasm-loaders'] : undefined;
-  const promise = instantiate(backend, explicitUrl, wasmBinary, loadersUrl);
+  const promise = instantiate(backend, threads, unavailable, explicitUrl, wasmBinary, loadersUrl);
   if (key) {
     pending.set(key, promise);
     promise.catch(() => pending.delete(key)); // a failed load may be retried
@@ -102,7 +135,7 @@ export function load(options) {
   return promise;
 }
 
-async function instantiate(backend, explicitUrl, wasmBinary, loadersUrl) {
+async function instantiate(backend, threads, unavailable, explicitUrl, wasmBinary, loadersUrl) {
   const build = BUILDS[backend];
   const { bytes, url } = wasmBinary ? { bytes: wasmBinary } : await readPackageWasm(`the ${backend} build`, explicitUrl, 'wasmUrl', build.wasm);
   try {
@@ -111,7 +144,7 @@ async function instantiate(backend, explicitUrl, wasmBinary, loadersUrl) {
     const compiled = isNode ? new WebAssembly.Module(bytes) : await WebAssembly.compile(bytes);
     let failed;
     const instantiated = new Promise((_, reject) => { failed = reject; });
-    const module = await Promise.race([instantiated, build.factory({
+    const options = {
       instantiateWasm: (imports, receive) => {
         if (!isNode) {
           WebAssembly.instantiate(compiled, imports).then((instance) => receive(instance, compiled), failed);
@@ -128,8 +161,17 @@ async function instantiate(backend, explicitUrl, wasmBinary, loadersUrl) {
         return {};
       },
       print: () => {}, printErr: () => {},
-    })]);
-    return new Attnkit(module, backend, loadersUrl);
+    };
+    const start = (module) => {
+      const ak = new Attnkit(module, backend, loadersUrl, unavailable);
+      if (threads > 1) {
+        ak._raw('load', '_setThreads', [threads]);
+        ak.threads = module._threads();
+      }
+      return ak;
+    };
+    if (backend !== 'wasm-simd128-threads') return start(await Promise.race([instantiated, build.factory(options)]));
+    return await instantiateThreaded(threads, options, async (module) => start(await Promise.race([instantiated, module])));
   } catch (e) {
     const where = wasmBinary ? 'the given wasmBinary' : url.href;
     throw new AttnkitError(`load: could not instantiate the ${backend} build from ${where}: ${e?.message ?? e}`, {
@@ -140,10 +182,14 @@ async function instantiate(backend, explicitUrl, wasmBinary, loadersUrl) {
 
 /** A loaded attnkit module. Everything it returns is plain JavaScript memory. */
 export class Attnkit extends WasmHeap {
-  constructor(module, backend, loadersUrl) {
+  constructor(module, backend, loadersUrl, threadsUnavailableReason = null) {
     super(module);
-    /** 'wasm-simd128' | 'wasm-scalar' */
+    /** 'wasm-simd128-threads' | 'wasm-simd128' | 'wasm-scalar' */
     this.backend = backend;
+    /** Why the threaded build is not the one running (null when it is). */
+    this.threadsUnavailableReason = threadsUnavailableReason;
+    /** Threads the kernels run on: the pool's workers plus the calling thread (1 without threads). */
+    this.threads = module._threads();
     this._loadersUrl = loadersUrl; // where web/safetensors.js finds attnkit-loaders.wasm
     const ak = this;
     // The module classes bound to this Attnkit: `new ak.EncoderLayer(options)`.
@@ -235,7 +281,7 @@ export class Attnkit extends WasmHeap {
       const r = this._call(fn, '_embedding', [pi, i.data.length, pt, t.data.length, vocab, dim, s, mn, nt], out);
       if (maxNorm !== undefined) {
         // the renormalised rows go back into the caller's table, as in PyTorch
-        t.data.set(this._m.HEAPF32.subarray(pt >>> 2, (pt >>> 2) + t.data.length));
+        t.data.set(this._view(Float32Array, pt, t.data.length));
       }
       return r;
     });

@@ -114,8 +114,8 @@ export class HandleModule extends OwnedHandle {
     for (const [which, count, data] of given) {
       const [ptr] = this._ak._raw('setWeights', this._rawNames.weight, [this._handle, which, count, false]);
       // Fresh views: nothing allocates in the core module in between.
-      if (data instanceof StoredTensor) data.writeTo(this._ak._m, ptr);
-      else this._ak._m.HEAPF32.set(data, ptr >>> 2);
+      if (data instanceof StoredTensor) data.writeTo(this._ak, ptr);
+      else this._ak._view(Float32Array, ptr, data.length).set(data);
     }
   }
 }

@@ -20,8 +20,8 @@ export class WasmHeap {
         argument: this._m._lastErrorArgument(),
       });
     }
-    const at = this._slot >>> 2;
-    return [this._m.HEAPU32[at], this._m.HEAPU32[at + 1]];
+    const slot = this._view(Uint32Array, this._slot, 2);
+    return [slot[0], slot[1]];
   }
 
   // Runs a raw function with the result slot and returns its float32 result: copied into `out`
@@ -66,13 +66,19 @@ export class WasmHeap {
 
   // A fresh view of `count` elements at `ptr` (memory growth detaches old views: never keep one).
   _view(Type, ptr, count) {
-    return new Type(this._m.HEAPU8.buffer, ptr, count);
+    return new Type(this._buffer(), ptr, count);
+  }
+
+  // The wasm memory's buffer now. In the threaded build memory grown on a worker leaves the glue's
+  // HEAP* views on the old, shorter buffer, so the memory itself is asked.
+  _buffer() {
+    return this._m.wasmMemory?.buffer ?? this._m.HEAPU8.buffer;
   }
 
   // The second [data, count] pair of the result slot (attention weights).
   _second() {
-    const at = (this._slot >>> 2) + 2;
-    return [this._m.HEAPU32[at], this._m.HEAPU32[at + 1]];
+    const slot = this._view(Uint32Array, this._slot + 8, 2);
+    return [slot[0], slot[1]];
   }
 
   // Copies typed arrays into fresh wasm allocations, runs body(offsets), frees them all.
@@ -92,7 +98,7 @@ export class WasmHeap {
           });
         }
         ptrs.push(p);
-        new Uint8Array(this._m.HEAPU8.buffer, p, a.byteLength).set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+        this._view(Uint8Array, p, a.byteLength).set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
       }
       return body(ptrs);
     } finally {
@@ -124,6 +130,6 @@ export class WasmHeap {
 
   /** Size of the wasm linear memory in bytes. */
   heapSize() {
-    return this._m.HEAPU8.length;
+    return this._buffer().byteLength;
   }
 }

@@ -69,17 +69,17 @@ export class StoredTensor {
     return this._data;
   }
 
-  /** Writes the float32 values into the wasm memory of `module` (an Emscripten module) at byte offset `ptr`. */
-  writeTo(module, ptr) {
+  /** Writes the float32 values into the wasm memory of `heap` (a WasmHeap: the core module) at byte offset `ptr`. */
+  writeTo(heap, ptr) {
     if (this._dtype === 0) {
-      new Uint8Array(module.HEAPU8.buffer, ptr, this._raw.length).set(this._raw);
+      heap._view(Uint8Array, ptr, this._raw.length).set(this._raw);
       return;
     }
     const width = DTYPE_BYTES[this._dtype];
     for (let i = 0; i < this.size; i += CONVERT_CHUNK) {
       const n = Math.min(CONVERT_CHUNK, this.size - i);
       const part = convert(this._heap, this._fn, this._raw.subarray(i * width, (i + n) * width), this._dtype, n);
-      new Float32Array(module.HEAPU8.buffer, ptr + 4 * i, n).set(part);
+      heap._view(Float32Array, ptr + 4 * i, n).set(part);
     }
   }
 }

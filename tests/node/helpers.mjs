@@ -10,9 +10,9 @@ export function fixture(name) {
   return JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures', name), 'utf8'));
 }
 
-/** Both builds, forced: every behaviour test runs on each. */
+/** The three builds, forced: every behaviour test runs on each (threaded with this machine's cores). */
 export async function backends() {
-  return [await load({ simd: true }), await load({ simd: false })];
+  return [await load({ simd: true }), await load({ simd: true, threads: 1 }), await load({ simd: false })];
 }
 
 export function maxAbsDiff(a, b) {

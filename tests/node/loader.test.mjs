@@ -5,10 +5,11 @@ import path from 'node:path';
 import { load, simdSupported, AttnkitError } from '../../web/attnkit.js';
 import { ROOT } from './helpers.mjs';
 
-test('simd: auto picks the SIMD128 build where the engine has it', async () => {
+test('simd: auto picks the SIMD128 build where the engine has it (threaded in Node unless threads: 1)', async () => {
   assert.equal(simdSupported(), true); // Node >= 16.4 ships SIMD128
-  assert.equal((await load()).backend, 'wasm-simd128');
-  assert.equal((await load({ simd: 'auto' })).backend, 'wasm-simd128');
+  assert.equal((await load()).backend, 'wasm-simd128-threads');
+  assert.equal((await load({ simd: 'auto' })).backend, 'wasm-simd128-threads');
+  assert.equal((await load({ simd: 'auto', threads: 1 })).backend, 'wasm-simd128');
   assert.equal((await load({ simd: false })).backend, 'wasm-scalar');
 });
 
@@ -57,14 +58,17 @@ test('the package entry point (web/dist/attnkit.mjs, one bundled file) exports w
   const source = await import('../../web/attnkit.js');
   assert.equal(import.meta.resolve('attnkit'), new URL('../../web/dist/attnkit.mjs', import.meta.url).href);
   // The .wasm files are exported for self-hosting (load({ wasmBinary }) or a bundler's ?url import).
-  for (const build of ['simd', 'scalar', 'loaders']) {
+  for (const build of ['simd', 'scalar', 'loaders', 'simd-threads']) {
     const url = import.meta.resolve(`attnkit/dist/attnkit-${build}.wasm`);
     assert.equal(url, new URL(`../../web/dist/attnkit-${build}.wasm`, import.meta.url).href);
     assert.ok(fs.existsSync(new URL(url)), url);
   }
   assert.deepEqual(Object.keys(entry).sort(), Object.keys(source).sort());
-  const ak = await entry.load();
-  assert.equal(ak.backend, 'wasm-simd128');
+  for (const file of ['attnkit-simd-threads.wasm', 'attnkit-simd-threads.mjs', 'attnkit-simd-threads.worker.js', 'attnkit-simd-threads.worker.cjs']) {
+    assert.ok(fs.existsSync(new URL(import.meta.resolve(`attnkit/dist/${file}`))), file);
+  }
+  const ak = await entry.load(); // the threaded glue, imported by the bundle from its URL
+  assert.deepEqual([ak.backend, ak.threads > 1], ['wasm-simd128-threads', true]);
   const want = (await source.load()).sinusoidalPositionalEncoding(17, 6, { layout: 'split' });
   const got = ak.sinusoidalPositionalEncoding(17, 6, { layout: 'split' });
   assert.ok(got instanceof entry.Tensor);
@@ -110,5 +114,5 @@ test('an HTML page where the .wasm should be (a bundler that moved attnkit) is n
   } finally {
     server.close();
   }
-  assert.equal((await load()).backend, 'wasm-simd128', 'a later load still works');
+  assert.equal((await load()).backend, 'wasm-simd128-threads', 'a later load still works');
 });

@@ -1,0 +1,94 @@
+// The threaded build (wasm-simd128-threads): whether it can run here, how many threads, and how its
+// Emscripten glue is loaded.
+//
+// Its glue is not part of the bundle: each pool worker imports the glue file itself (by URL), so
+// the main thread imports that same file. Shared memory needs cross-origin isolation in browsers
+// (COOP + COEP headers); without it SharedArrayBuffer does not exist and the single-thread build runs.
+import { isNode, nodeBuiltin } from './read_bytes.js';
+
+// (module (memory 1 1 shared) (func (result i32) i32.const 0 i32.atomic.load)): validates only
+// where threads (shared memory and atomics) are supported.
+const THREADS_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 5, 4, 1, 3, 1, 1,
+  10, 10, 1, 8, 0, 65, 0, 0xfe, 16, 2, 0, 11,
+]);
+
+/** Why the threaded build cannot run here, or null when it can. */
+export function threadsUnavailable() {
+  if (typeof SharedArrayBuffer !== 'function') {
+    return 'SharedArrayBuffer is not available: the page is not cross-origin isolated (serve it with ' +
+      'Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp)';
+  }
+  if (!isNode && globalThis.crossOriginIsolated !== true) {
+    return 'the page is not cross-origin isolated (serve it with Cross-Origin-Opener-Policy: same-origin ' +
+      'and Cross-Origin-Embedder-Policy: require-corp)';
+  }
+  try {
+    if (!WebAssembly.validate(THREADS_PROBE)) return 'this engine does not support WebAssembly threads (shared memory and atomics)';
+    new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+  } catch (e) {
+    return `this engine cannot create shared WebAssembly memory (${e?.message ?? e})`;
+  }
+  return null;
+}
+
+/** min(the cores this page or process may use, 8). */
+export function defaultThreadCount() {
+  let cores = globalThis.navigator?.hardwareConcurrency;
+  if (!(cores >= 1) && isNode && typeof globalThis.process.getBuiltinModule === 'function') {
+    const os = nodeBuiltin('node:os');
+    cores = os.availableParallelism?.() ?? os.cpus().length;
+  }
+  return Math.max(1, Math.min(cores >= 1 ? cores : 1, 8));
+}
+
+// The files of the threaded build, as literals bundlers can see (they copy them as assets).
+const files = () => ({
+  glue: new URL('./dist/attnkit-simd-threads.mjs', import.meta.url),
+  // Node runs pool workers as CommonJS (the package is "type": "module", so a .js would load as
+  // an ES module and lack `require`): the same file, named .cjs.
+  worker: isNode
+    ? new URL('./dist/attnkit-simd-threads.worker.cjs', import.meta.url)
+    : new URL('./dist/attnkit-simd-threads.worker.js', import.meta.url),
+});
+
+/**
+ * Runs the threaded glue's factory with `options` plus what its pool needs: where its worker
+ * script and glue are (workers import the glue by URL) and the pool's size (threads - 1 workers;
+ * the calling thread is the last). `body(promise)` gets the factory's promise of the module and
+ * runs before the Node shims are taken away. Resolves to body's result.
+ */
+export async function instantiateThreaded(threads, options, body) {
+  const { glue, worker } = files();
+  const { default: factory } = await import(/* @vite-ignore */ /* webpackIgnore: true */ glue.href);
+  const moduleOptions = {
+    ...options,
+    attnkitWorkers: threads - 1,
+    mainScriptUrlOrBlob: glue.href,
+    locateFile: (name) => (name.endsWith('.worker.js') ? (isNode ? worker : worker.href) : name),
+  };
+  if (!isNode) return body(factory(moduleOptions));
+  // The glue's Node branch is CommonJS: it calls require() and reads __dirname, installs process
+  // handlers and sets global.Worker. Give it the first two while it starts, then put back all four.
+  const g = globalThis, proc = g.process;
+  const saved = { require: g.require, __dirname: g.__dirname, Worker: g.Worker };
+  const had = { uncaughtException: proc.listeners('uncaughtException'), unhandledRejection: proc.listeners('unhandledRejection') };
+  g.require ??= nodeBuiltin('node:module').createRequire(glue);
+  g.__dirname ??= nodeBuiltin('node:path').dirname(nodeBuiltin('node:url').fileURLToPath(glue));
+  try {
+    const promise = factory(moduleOptions);
+    const result = await body(promise);
+    const module = await promise;
+    // Idle pool workers must not keep the process alive.
+    for (const w of [...module.PThread.unusedWorkers, ...module.PThread.runningWorkers]) w.unref?.();
+    return result;
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete g[name];
+      else g[name] = value;
+    }
+    for (const [event, before] of Object.entries(had)) {
+      for (const l of proc.listeners(event)) if (!before.includes(l)) proc.removeListener(event, l);
+    }
+  }
+}
