@@ -1,5 +1,6 @@
 // A dependency-free static server for the tutorial: serves web/ (and the vocabularies under
-// node_modules that the tutorial bundles) on 127.0.0.1, and prints the page's URL.
+// node_modules that the tutorial bundles) on 127.0.0.1, cross-origin isolated, and prints the
+// page's URL.
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,7 +20,7 @@ const TYPES = {
  * decode cleanly, and files whose real path (symlinks resolved) is still inside a served folder.
  * No request can make it throw.
  */
-function staticHandler(root, served, home, hosts) {
+function staticHandler(root, served, home, hosts, isolated) {
   const realRoot = fs.realpathSync(root);
   const roots = served.map((d) => path.join(realRoot, d) + path.sep);
   const send = (res, status, text, headers = {}) => {
@@ -27,6 +28,11 @@ function staticHandler(root, served, home, hosts) {
     res.end(text);
   };
   return (req, res) => {
+    // Cross-origin isolation (SharedArrayBuffer, so attnkit's threaded build) for every page served.
+    if (isolated) {
+      res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+      res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
+    }
     try {
       if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'only GET and HEAD\n', { Allow: 'GET, HEAD' });
       if (!hosts().includes(String(req.headers.host ?? '').toLowerCase())) return send(res, 421, 'unknown Host\n');
@@ -66,12 +72,14 @@ function staticHandler(root, served, home, hosts) {
 
 /**
  * Starts the server; port 0 picks a free one. Resolves to { server, url }. By default it serves the
- * tutorial; tests pass `root`/`served`/`home` to serve another folder (a bundler's output).
+ * tutorial, cross-origin isolated (COOP + COEP headers: attnkit runs threaded there); tests pass
+ * `root`/`served`/`home` to serve another folder (a bundler's output), `isolated: false` to serve
+ * without the headers.
  */
-export function startServer({ port = 0, host = '127.0.0.1', root = ROOT, served = SERVED, home = '/web/' } = {}) {
+export function startServer({ port = 0, host = '127.0.0.1', root = ROOT, served = SERVED, home = '/web/', isolated = true } = {}) {
   return new Promise((resolve, reject) => {
     let hosts = [];
-    const server = http.createServer(staticHandler(root, served, home, () => hosts));
+    const server = http.createServer(staticHandler(root, served, home, () => hosts, isolated));
     server.on('clientError', (_, socket) => socket.destroy());
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -8,7 +8,12 @@ import {
 import type { Attnkit, BoolTensor, ErrorCode, KVCache, ModelOutput, TensorType } from 'attnkit';
 
 const ak: Attnkit = await load({ simd: 'auto' });
-const backend: 'wasm-simd128' | 'wasm-scalar' = ak.backend;
+const backend: 'wasm-simd128-threads' | 'wasm-simd128' | 'wasm-scalar' = ak.backend;
+const threads: number = ak.threads;
+const noThreads: string | null = ak.threadsUnavailableReason;
+await load({ threads: 4 });
+// @ts-expect-error threads is a number
+await load({ threads: 'auto' });
 const simd: boolean = simdSupported();
 await load({ wasmUrl: { 'wasm-simd128': '/a.wasm', 'wasm-loaders': '/b.wasm' } });
 // @ts-expect-error unknown option

@@ -645,7 +645,7 @@ for (const id of ['pe-length', 'pe-dim', 'pe-base', 'pe-layout', 'pe-p', 'pe-k']
 $('speed-run').addEventListener('click', async () => {
   const button = $('speed-run');
   button.disabled = true;
-  showStatus($('speed-status'), 'Warming up and timing both builds…');
+  showStatus($('speed-status'), 'Warming up and timing the builds…');
   try {
     const r = await call('speed', { length: Number($('speed-length').value), heads: 4, headDim: 64 });
     tutorial.speed = r;
@@ -660,19 +660,27 @@ $('speed-run').addEventListener('click', async () => {
     button.disabled = false;
   }
 });
+// A build's label: its name, and its thread count when it has threads.
+const buildLabel = (x) => (x.threads > 1 ? `${x.backend} (${x.threads} threads)` : x.backend);
+// What a ratio of two medians says, or that the run was too noisy to say anything.
+function compare(ratio, fast, slow) {
+  if (!(ratio > 0)) return '';
+  if (ratio >= 1.05) return `${fast} took ${(1 / ratio).toFixed(2)} of ${slow}'s time: ${ratio.toFixed(1)}× as fast.`;
+  return `${fast} and ${slow} were within ${Math.abs(100 * (1 - ratio)).toFixed(0)}% of each other on this run; something else may have held the CPU. Run it again.`;
+}
 function renderSpeed(r) {
   const ok = r.runs.filter((x) => !x.error);
-  drawBars($('speed-bars'), { labels: ok.map((x) => x.backend), values: ok.map((x) => x.medianMs), xTitle: 'milliseconds per call', format: (v) => `${v.toFixed(3)} ms` });
-  $('speed-bars').setAttribute('aria-label', `Median milliseconds: ${ok.map((x) => `${x.backend} ${x.medianMs.toFixed(3)}`).join(', ')}`);
+  drawBars($('speed-bars'), { labels: ok.map(buildLabel), values: ok.map((x) => x.medianMs), xTitle: 'milliseconds per call', format: (v) => `${v.toFixed(3)} ms` });
+  $('speed-bars').setAttribute('aria-label', `Median milliseconds: ${ok.map((x) => `${buildLabel(x)} ${x.medianMs.toFixed(3)}`).join(', ')}`);
   $('speed-table').tBodies[0].innerHTML = r.runs.map((x) => (x.error
-    ? `<tr><td>${x.backend}</td><td colspan="4">${x.error}</td></tr>`
-    : `<tr><td>${x.backend}</td><td>${x.firstMs.toFixed(3)}</td><td>${x.medianMs.toFixed(3)}</td><td>${x.minMs.toFixed(3)}</td><td>${x.gflops.toFixed(2)}</td></tr>`)).join('');
-  let verdict = '';
-  if (r.speedup >= 1.05) verdict = `SIMD took ${(1 / r.speedup).toFixed(2)} of scalar's time: ${r.speedup.toFixed(1)}× as fast.`;
-  else if (r.speedup > 0) verdict = `The two builds were within ${Math.abs(100 * (1 - r.speedup)).toFixed(0)}% of each other on this run; something else may have held the CPU. Run it again.`;
+    ? `<tr><td>${buildLabel(x)}</td><td colspan="4">${x.error}</td></tr>`
+    : `<tr><td>${buildLabel(x)}</td><td>${x.firstMs.toFixed(3)}</td><td>${x.medianMs.toFixed(3)}</td><td>${x.minMs.toFixed(3)}</td><td>${x.gflops.toFixed(2)}</td></tr>`)).join('');
+  const threads = r.threadsUnavailableReason
+    ? `No threads here: ${r.threadsUnavailableReason}.`
+    : compare(r.threadSpeedup, `${ok[0].threads} threads`, 'one thread');
   showStatus($('speed-status'), `Sequence of ${r.length}, ${r.heads} heads of ${r.headDim}: ${(r.flops / 1e6).toFixed(1)} Mflop per call. ` +
-    `Each build was warmed up for ${r.warmupMs} ms first, then timed in ${ok[0]?.reps ?? 0} alternating rounds of ${ok.map((x) => `${x.batch}`).join(' and ')} calls; ` +
-    `the first call is shown apart. ${verdict}`);
+    `Each build was warmed up for ${r.warmupMs} ms first, then timed in ${ok[0]?.reps ?? 0} alternating rounds of ${ok.map((x) => `${x.batch}`).join(', ')} calls; ` +
+    `the first call is shown apart. ${compare(r.speedup, 'SIMD', 'scalar')} ${threads}`);
 }
 
 // ---- the model: trained, toy, or picked from disk ------------------------------------------------
@@ -795,8 +803,9 @@ new ResizeObserver(([entry]) => {
 
 tutorial.ready = (async () => {
   try {
-    const { backend } = await call('init');
-    $('backend').textContent = backend;
+    const { backend, threads, threadsUnavailableReason } = await call('init');
+    $('backend').textContent = threads > 1 ? `${backend}, ${threads} threads` : backend;
+    if (threadsUnavailableReason) $('backend').title = `No threads: ${threadsUnavailableReason}`;
   } catch (e) {
     $('backend').textContent = `failed: ${e.message}`;
     throw e;

@@ -76,7 +76,7 @@ function summary(w) {
 const ops = {
   async init() {
     const ak = await ready;
-    return { backend: ak.backend };
+    return { backend: ak.backend, threads: ak.threads, threadsUnavailableReason: ak.threadsUnavailableReason };
   },
 
   async pipeline(args) {
