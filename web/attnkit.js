@@ -122,12 +122,18 @@ export function load(options) {
   } catch (e) {
     return Promise.reject(e);
   }
-  const explicitUrl =
-    wasmUrl && typeof wasmUrl === 'object' && !(wasmUrl instanceof URL) ? wasmUrl[backend] : wasmUrl;
+  const urlMap = wasmUrl && typeof wasmUrl === 'object' && !(wasmUrl instanceof URL);
+  const explicitUrl = urlMap ? wasmUrl[backend] : wasmUrl;
   const key = wasmBinary ? null : `${backend}|${threads}|${explicitUrl ?? ''}`;
   if (key && pending.has(key)) return pending.get(key);
-  const loadersUrl = wasmUrl && typeof wasmUrl === 'object' && !(wasmUrl instanceof URL) ? wasmUrl['wasm-loaders'] : undefined;
-  const promise = instantiate(backend, threads, unavailable, explicitUrl, wasmBinary, loadersUrl);
+  const loadersUrl = urlMap ? wasmUrl['wasm-loaders'] : undefined;
+  let promise = instantiate(backend, threads, unavailable, explicitUrl, wasmBinary, loadersUrl);
+  if (backend === 'wasm-simd128-threads' && !wasmBinary) {
+    // The threaded build's files could not be loaded (a bundler that did not copy its glue or
+    // worker script, a worker the page may not start): the single-thread build runs, and says why.
+    promise = promise.catch((e) => instantiate('wasm-simd128', 1, `the threaded build did not load: ${e.message}`,
+      urlMap ? wasmUrl['wasm-simd128'] : undefined, undefined, loadersUrl));
+  }
   if (key) {
     pending.set(key, promise);
     promise.catch(() => pending.delete(key)); // a failed load may be retried

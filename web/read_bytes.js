@@ -25,14 +25,14 @@ export function resolveUrl(spec) {
 // a package.json) and leaves their assets behind, so `new URL('./x.wasm', import.meta.url)` there
 // names nothing (the server answers with the app's index.html). The file is still served from the
 // package's own folder.
-const VITE_DEPS = /^(.*?\/)(?:node_modules\/)?\.vite\/deps\/([\w.-]+\.wasm)$/;
+const VITE_DEPS = /^(.*?\/)(?:node_modules\/)?\.vite\/deps\/(attnkit-[\w.-]+\.(?:wasm|mjs|js|cjs))$/;
 
-/** What to do when a .wasm of this package's is not where its module says. */
-export const WASM_MISSING_HINT = "; if your bundler did not copy attnkit's .wasm files (esbuild does not), copy " +
-  'node_modules/attnkit/web/dist/*.wasm next to the bundle, or pass load({ wasmUrl })';
+/** What to do when a file of this package's dist is not where its module says. */
+export const WASM_MISSING_HINT = "; if your bundler did not copy attnkit's files (esbuild does not), copy " +
+  'node_modules/attnkit/web/dist/*.wasm and attnkit-simd-threads.* next to the bundle, or pass load({ wasmUrl })';
 
-/** A .wasm URL of this package's, corrected for where a dev server moved the module. */
-function packageAsset(url) {
+/** A file URL of this package's dist (.wasm, the threaded glue and worker), corrected for where a dev server moved the module. */
+export function packageAsset(url) {
   const m = VITE_DEPS.exec(url.pathname);
   return m ? new URL(`${m[1]}node_modules/attnkit/web/dist/${m[2]}`, url) : url;
 }

@@ -4,7 +4,7 @@
 // Its glue is not part of the bundle: each pool worker imports the glue file itself (by URL), so
 // the main thread imports that same file. Shared memory needs cross-origin isolation in browsers
 // (COOP + COEP headers); without it SharedArrayBuffer does not exist and the single-thread build runs.
-import { isNode, nodeBuiltin } from './read_bytes.js';
+import { isNode, nodeBuiltin, packageAsset, WASM_MISSING_HINT } from './read_bytes.js';
 
 // (module (memory 1 1 shared) (func (result i32) i32.const 0 i32.atomic.load)): validates only
 // where threads (shared memory and atomics) are supported.
@@ -44,12 +44,12 @@ export function defaultThreadCount() {
 
 // The files of the threaded build, as literals bundlers can see (they copy them as assets).
 const files = () => ({
-  glue: new URL('./dist/attnkit-simd-threads.mjs', import.meta.url),
+  glue: packageAsset(new URL('./dist/attnkit-simd-threads.mjs', import.meta.url)),
   // Node runs pool workers as CommonJS (the package is "type": "module", so a .js would load as
   // an ES module and lack `require`): the same file, named .cjs.
   worker: isNode
     ? new URL('./dist/attnkit-simd-threads.worker.cjs', import.meta.url)
-    : new URL('./dist/attnkit-simd-threads.worker.js', import.meta.url),
+    : packageAsset(new URL('./dist/attnkit-simd-threads.worker.js', import.meta.url)),
 });
 
 /**
@@ -60,7 +60,12 @@ const files = () => ({
  */
 export async function instantiateThreaded(threads, options, body) {
   const { glue, worker } = files();
-  const { default: factory } = await import(/* @vite-ignore */ /* webpackIgnore: true */ glue.href);
+  let factory;
+  try {
+    ({ default: factory } = await import(/* @vite-ignore */ /* webpackIgnore: true */ glue.href));
+  } catch (e) {
+    throw new Error(`could not import ${glue.href} (${e?.message ?? e})${WASM_MISSING_HINT}`);
+  }
   const moduleOptions = {
     ...options,
     attnkitWorkers: threads - 1,

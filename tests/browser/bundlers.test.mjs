@@ -4,7 +4,10 @@
 // contents as node_modules/attnkit, as `npm install attnkit-*.tgz` leaves them. Each setup is
 // built with no attnkit-specific configuration (Rollup and esbuild excepted: they do not handle
 // `new URL(..., import.meta.url)` assets on their own, and the README shows their one setting),
-// run in headless Chromium, and must print no warning that names attnkit.
+// run in headless Chromium, and must print no warning that names attnkit. Pages served
+// cross-origin isolated (our static server; Vite given the two headers) must run the threaded
+// build, whose glue and worker script the bundler must have copied too; the other dev servers
+// serve without the headers, and the single-thread build must run there.
 //
 // The bundlers other than Vite 7 (the repository's own dev dependency) come from the projects in
 // tests/bundlers/<name>/, installed from their lockfiles by scripts/setup-bundlers.sh.
@@ -19,7 +22,9 @@ import { ROOT } from '../node/helpers.mjs';
 import { openPage, openUrl } from './browser.mjs';
 
 const PROJECTS = path.join(ROOT, 'tests/bundlers');
-const EXPECTED = `wasm-simd128 ${Math.sin(1).toFixed(4)} 2 4 5 3`;
+const EXPECTED = (isolated) => `${isolated ? 'wasm-simd128-threads' : 'wasm-simd128'} ${Math.sin(1).toFixed(4)} 2 4 5 3`;
+// What a page needs for threads (SharedArrayBuffer): cross-origin isolation.
+const ISOLATION = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
 let work, packageDir;
 
 before(() => {
@@ -68,15 +73,20 @@ function importFrom(project, specifier) {
   return import(pathToFileURL(path.join(file, entry)).href);
 }
 
-/** Opens `url` (or serves `root`) and waits for the page's and the worker's results. */
-async function expectRuns({ url, root }) {
+/**
+ * Opens `url` (or serves `root`, cross-origin isolated) and waits for the page's and the worker's
+ * results: the threaded build where the page is isolated (as `isolated` says it must be), else
+ * the single-thread one.
+ */
+async function expectRuns({ url, root, isolated = !url }) {
   const opened = url ? await openUrl(url) : await openPage({ root, served: ['.'], home: '/' });
   try {
     const { page, problems } = opened;
     await page.waitForFunction(() => ['out', 'worker'].every((id) => document.getElementById(id).textContent !== 'loading'),
       null, { timeout: 60_000 });
-    assert.equal(await page.textContent('#out'), EXPECTED, 'the page');
-    assert.equal(await page.textContent('#worker'), EXPECTED, 'the module worker');
+    assert.equal(await page.evaluate(() => globalThis.crossOriginIsolated), isolated, 'cross-origin isolation');
+    assert.equal(await page.textContent('#out'), EXPECTED(isolated), 'the page');
+    assert.equal(await page.textContent('#worker'), EXPECTED(isolated), 'the module worker');
     assert.deepEqual(problems, []);
   } finally {
     await opened.close();
@@ -99,32 +109,32 @@ async function viteCases(label, vite, project) {
     const app = makeApp(`${label}-dev`, project);
     const warnings = [];
     const server = await vite.createServer({ root: app, configFile: false, customLogger: viteLogger(vite, warnings),
-      server: { port: 0, host: '127.0.0.1' } });
+      server: { port: 0, host: '127.0.0.1', headers: ISOLATION } });
     await server.listen();
     try {
       const { port } = server.httpServer.address();
-      await expectRuns({ url: `http://127.0.0.1:${port}/` });
+      await expectRuns({ url: `http://127.0.0.1:${port}/`, isolated: true });
       assert.deepEqual(oursIn(warnings), []);
     } finally {
       await server.close();
     }
   });
 
-  await test(`${label}: build emits the three .wasm files; preview runs page and worker`, async () => {
+  await test(`${label}: build emits the four .wasm files and the threaded glue and worker; preview runs page and worker`, async () => {
     const app = makeApp(`${label}-build`, project);
     const warnings = [];
     const outDir = path.join(app, 'dist');
     await vite.build({ root: app, configFile: false, customLogger: viteLogger(vite, warnings), build: { outDir } });
     assert.deepEqual(oursIn(warnings), []);
     const assets = fs.readdirSync(path.join(outDir, 'assets'));
-    for (const build of ['simd', 'scalar', 'loaders']) {
+    for (const build of ['simd', 'scalar', 'loaders', 'simd-threads']) {
       assert.ok(assets.some((f) => new RegExp(`^attnkit-${build}-.*\\.wasm$`).test(f)), `no ${build} wasm in ${assets}`);
     }
     const server = await vite.preview({ root: app, configFile: false, logLevel: 'silent', build: { outDir },
-      preview: { port: 0, host: '127.0.0.1' } });
+      preview: { port: 0, host: '127.0.0.1', headers: ISOLATION } });
     try {
       const { port } = server.httpServer.address();
-      await expectRuns({ url: `http://127.0.0.1:${port}/` });
+      await expectRuns({ url: `http://127.0.0.1:${port}/`, isolated: true });
     } finally {
       await server.close();
     }
@@ -155,7 +165,7 @@ test('webpack 5: a production build runs page and module worker', async () => {
   assert.deepEqual(oursIn(warnings.filter((w) => !sizes.includes(w)).map((w) => `${w.moduleName ?? ''} ${w.message}`)), []);
   assert.deepEqual(warnings.filter((w) => !sizes.includes(w) && !/^entrypoint size limit|^webpack performance/.test(w.message))
     .map((w) => w.message), []);
-  assert.equal(fs.readdirSync(dist).filter((f) => f.endsWith('.wasm')).length, 3, `three .wasm in ${fs.readdirSync(dist)}`);
+  assert.equal(fs.readdirSync(dist).filter((f) => f.endsWith('.wasm')).length, 4, `four .wasm in ${fs.readdirSync(dist)}`);
   // What html-webpack-plugin writes: the page with a classic script.
   fs.writeFileSync(path.join(dist, 'index.html'), fs.readFileSync(path.join(app, 'index.html'), 'utf8')
     .replace('<script type="module" src="./main.js"></script>', '<script defer src="main.js"></script>'));
@@ -200,7 +210,9 @@ test('esbuild (copying the .wasm files next to the bundle): page and module work
   assert.deepEqual(oursIn(warnings), []);
   // The README's one step for esbuild: it does not copy `new URL(..., import.meta.url)` assets.
   const wasmDir = path.join(app, 'node_modules/attnkit/web/dist');
-  for (const f of fs.readdirSync(wasmDir).filter((f) => f.endsWith('.wasm'))) fs.copyFileSync(path.join(wasmDir, f), path.join(dist, f));
+  for (const f of fs.readdirSync(wasmDir).filter((f) => f.endsWith('.wasm') || f.startsWith('attnkit-simd-threads.'))) {
+    fs.copyFileSync(path.join(wasmDir, f), path.join(dist, f));
+  }
   await expectRuns({ root: dist });
 });
 
@@ -210,7 +222,9 @@ test('esbuild without the copy: load() says which file is missing and what to do
   try {
     await opened.page.waitForFunction(() => document.getElementById('out').textContent !== 'loading');
     const text = await opened.page.textContent('#out');
-    assert.match(text, /attnkit-simd\.wasm.*HTTP 404.*copy attnkit's \.wasm files/, text);
+    // The threaded build's files are missing: load() falls back to the single-thread one, whose
+    // .wasm is missing too, and says so.
+    assert.match(text, /attnkit-simd\.wasm.*HTTP 404.*copy attnkit's files/, text);
   } finally {
     await opened.close();
   }
@@ -273,7 +287,7 @@ test('Parcel 2: a production build runs page and module worker', async () => {
   const log = await run(PARCEL, ['build', 'index.html', '--dist-dir', 'dist', '--public-url', './', '--no-cache'], app);
   assert.deepEqual(oursIn(warningLines(log)), [], log);
   const dist = path.join(app, 'dist');
-  assert.equal(fs.readdirSync(dist).filter((f) => f.endsWith('.wasm')).length, 3, `three .wasm in ${fs.readdirSync(dist)}`);
+  assert.equal(fs.readdirSync(dist).filter((f) => f.endsWith('.wasm')).length, 4, `four .wasm in ${fs.readdirSync(dist)}`);
   await expectRuns({ root: dist });
 });
 

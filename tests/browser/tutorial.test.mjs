@@ -41,7 +41,7 @@ test('the tutorial walks from a sentence to each head\'s attention in headless C
   const { page, problems, close } = await openTutorial();
   t.after(close);
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  assert.equal(await page.textContent('#backend'), 'wasm-simd128');
+  assert.match(await page.textContent('#backend'), /^wasm-simd128-threads, \d+ threads$/); // npm start isolates the page
   await checkSection(page, 'weights');
   // This walk uses the toy model, whose switches are all free (the trained default has its own test).
   await redraw(page, 'pipeline', () => page.selectOption('#model-choice', 'toy'));
@@ -176,9 +176,10 @@ test('the tutorial walks from a sentence to each head\'s attention in headless C
   await page.selectOption('#speed-length', '64');
   await redraw(page, 'speed', () => page.click('#speed-run'));
   const speed = await page.evaluate(() => window.tutorial.speed);
-  assert.deepEqual(speed.runs.map((x) => x.backend), ['wasm-simd128', 'wasm-scalar']);
+  assert.deepEqual(speed.runs.map((x) => x.backend), ['wasm-simd128-threads', 'wasm-simd128', 'wasm-scalar']);
+  assert.equal(speed.threadsUnavailableReason, null);
   for (const run of speed.runs) assert.ok(run.medianMs > 0 && run.firstMs > 0 && run.gflops > 0, JSON.stringify(run));
-  assert.equal(await page.locator('#speed-table tbody tr').count(), 2);
+  assert.equal(await page.locator('#speed-table tbody tr').count(), 3);
   const said = await page.textContent('#speed-status');
   assert.match(said, /warmed up/);
   assert.doesNotMatch(said, /0\.\d+× (as )?fast/, 'a slowdown called a speed-up');
