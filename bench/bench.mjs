@@ -1,5 +1,6 @@
 // `npm run bench [-- section ...]`: attnkit against its peers, measured in the same run.
-// Sections: load, positional, embeddings, attention, model, generate, memory, tokenizers (default: all). Prints markdown tables; writes bench/results/last.json.
+// Sections: load, positional, embeddings, attention, model, generate, memory, tokenizers, threads (default: all).
+// Every section but threads runs one thread (load({ threads: 1 })). Prints markdown tables; writes bench/results/last.json.
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -12,16 +13,18 @@ import { benchModel } from './model.mjs';
 import { benchGenerate } from './generate.mjs';
 import { benchLoadMemory } from './load_memory.mjs';
 import { benchTokenizers } from './tokenizers.mjs';
+import { benchThreads } from './threads.mjs';
 
 const results = { machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version, v8: process.versions.v8 } };
 const sections = process.argv.slice(2);
 const want = (s) => sections.length === 0 || sections.includes(s);
 
-console.log(`# attnkit benchmark — ${results.machine.cpu}, ${results.machine.cores} cores, Node ${process.version}, single thread`);
+console.log(`# attnkit benchmark — ${results.machine.cpu}, ${results.machine.cores} cores, Node ${process.version}, single thread unless a section says otherwise`);
 
 if (want('load')) {
   const files = [
     ['attnkit-simd', path.join(ROOT, 'web/dist/attnkit-simd.wasm'), path.join(ROOT, 'web/dist/attnkit-simd.mjs')],
+    ['attnkit-simd-threads', path.join(ROOT, 'web/dist/attnkit-simd-threads.wasm'), path.join(ROOT, 'web/dist/attnkit-simd-threads.mjs')],
     ['attnkit-scalar', path.join(ROOT, 'web/dist/attnkit-scalar.wasm'), path.join(ROOT, 'web/dist/attnkit-scalar.mjs')],
     ['tfjs', path.join(ROOT, 'node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm'), null],
     ['ort', path.join(ROOT, 'node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm'), null],
@@ -51,6 +54,9 @@ if (want('load')) {
     `and onnxruntime-web ${fmt(results.load.ort.total.median / ours.total.median, 1)}x longer to start. A module with ` +
     `one embind function, packaged and loaded the same way, starts in ${fmt(results.load['embind floor'].total.median)} ms: ` +
     `the floor of the design on this machine.`);
+  const threaded = results.load['attnkit-simd-threads'];
+  console.log(`attnkit-simd-threads (${os.availableParallelism()} threads: its pool's workers start and instantiate too) is ready ` +
+    `after ${fmt(threaded.total.median)} ms, ${fmt(threaded.total.median / ours.total.median)}x the single-thread cold start (target <= 2x).`);
 }
 
 // build/wasm/embind-floor/: a package (with "exports", a minified glue, the same synchronous
@@ -86,7 +92,7 @@ console.log(JSON.stringify({ importMs: tImport - t0, initMs: tReady - tImport, f
 }
 
 if (want('positional')) {
-  const [simd, scalar] = [await load({ simd: true }), await load({ simd: false })];
+  const [simd, scalar] = [await load({ simd: true, threads: 1 }), await load({ simd: false })];
   const L = 8192, D = 1024;
   // Plain JavaScript, the same float32 formula (Math.sin in double, stored as float32).
   // Every implementation writes into a reused output: a fresh 32 MiB array costs ~80 ms of
@@ -119,11 +125,11 @@ if (want('positional')) {
 }
 
 if (want('attention')) {
-  results.attention = await benchAttention({ simd: await load({ simd: true }), scalar: await load({ simd: false }) });
+  results.attention = await benchAttention({ simd: await load({ simd: true, threads: 1 }), scalar: await load({ simd: false }) });
 }
 
 if (want('embeddings')) {
-  results.embeddings = await benchEmbeddings({ simd: await load({ simd: true }), scalar: await load({ simd: false }) });
+  results.embeddings = await benchEmbeddings({ simd: await load({ simd: true, threads: 1 }), scalar: await load({ simd: false }) });
 }
 
 if (want('memory')) {
@@ -134,15 +140,19 @@ if (want('memory')) {
 }
 
 if (want('tokenizers')) {
-  results.tokenizers = await benchTokenizers(await load({ simd: true }), table);
+  results.tokenizers = await benchTokenizers(await load({ simd: true, threads: 1 }), table);
 }
 
 if (want('model')) {
-  results.model = await benchModel({ simd: await load({ simd: true }), scalar: await load({ simd: false }) });
+  results.model = await benchModel({ simd: await load({ simd: true, threads: 1 }), scalar: await load({ simd: false }) });
+}
+
+if (want('threads')) {
+  results.threads = await benchThreads({ table });
 }
 
 if (want('generate')) {
-  results.generate = await benchGenerate({ simd: await load({ simd: true }), scalar: await load({ simd: false }) });
+  results.generate = await benchGenerate({ simd: await load({ simd: true, threads: 1 }), scalar: await load({ simd: false }) });
 }
 
 fs.mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });

@@ -1,12 +1,13 @@
 // One cold start, in a fresh process: import, instantiate, first call. Prints one JSON line.
-// Usage: node bench/cold_load.mjs attnkit-simd|attnkit-scalar|tfjs|ort
+// Usage: node bench/cold_load.mjs attnkit-simd|attnkit-simd-threads|attnkit-scalar|tfjs|ort
 const which = process.argv[2];
 const t0 = performance.now();
 let tImport, tReady;
 if (which.startsWith('attnkit')) {
   const { load } = await import('attnkit'); // the package's entry point (web/dist/attnkit.mjs)
   tImport = performance.now();
-  const ak = await load({ simd: which === 'attnkit-simd' });
+  const ak = await load(which === 'attnkit-simd-threads' ? {} : { simd: which === 'attnkit-simd', threads: 1 });
+  if (ak.backend !== `wasm-${which.slice('attnkit-'.length).replace('simd', 'simd128')}`) throw new Error(`${which}: loaded ${ak.backend}`);
   tReady = performance.now();
   ak.sinusoidalPositionalEncoding(16, 64);
 } else if (which === 'tfjs') {

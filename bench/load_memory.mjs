@@ -17,7 +17,7 @@ const [, , mode, folder] = process.argv;
 if (mode === 'child-folder' || mode === 'child-object') {
   // One load, sampling memory every 2 ms.
   const { load } = await import('../web/attnkit.js');
-  const ak = await load({ simd: true });
+  const ak = await load({ simd: true, threads: 1 });
   await ak.loadSafetensors(new Uint8Array(16)).catch(() => {}); // the loaders module, loaded before the baseline
   const status = (key) => Number(/(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8').split('\n').find((l) => l.startsWith(key)))[1]) * 1024;
   const base = status('VmRSS:');

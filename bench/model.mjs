@@ -17,7 +17,11 @@ function transpose(w, out, inn) {
   return t;
 }
 
-export async function benchModel({ simd, scalar }) {
+/**
+ * The encoder's weights (a Hugging Face state dict and config.json object), its input and the same
+ * network as an ONNX graph (`graph`, output `output`): shared with bench/threads.mjs.
+ */
+export function buildEncoder() {
   let seed = 1;
   const sd = {};
   const put = (name, n, s = 0.05, plusOne = false) => {
@@ -50,18 +54,6 @@ export async function benchModel({ simd, scalar }) {
   };
   const ids = Int32Array.from({ length: L }, (_, t) => (Math.imul(t + 7, 2654435761) >>> 0) % V);
   const types = Int32Array.from({ length: L }, (_, t) => (t < L / 2 ? 0 : 1));
-
-  const impls = {}, outputs = {}, models = [];
-  for (const ak of [simd, scalar]) {
-    const m = await ak.Model.fromPretrained({ config, weights: sd });
-    models.push(m);
-    impls[`attnkit ${ak.backend}`] = () => {
-      outputs[`attnkit ${ak.backend}`] = m.forward(ids, { tokenTypeIds: types }).lastHiddenState.data;
-    };
-  }
-  const withWeights = models[0];
-  impls['attnkit wasm-simd128 + all attentions and hidden states'] = () =>
-    withWeights.forward(ids, { tokenTypeIds: types, outputAttentions: true, outputHiddenStates: true });
 
   // The same network as an ONNX graph; MatMul weights [in, out].
   const nodes = [], inits = [];
@@ -117,13 +109,31 @@ export async function benchModel({ simd, scalar }) {
       init(n('b2'), sd[`${p}output.LayerNorm.bias`], [D])], [n('out')], { axis: { i: -1 }, epsilon: EPS }));
     x = n('out');
   }
-  const ort = await import('onnxruntime-web');
-  ort.env.wasm.numThreads = 1;
-  ort.env.wasm.simd = true;
   const graph = model({
     nodes, inputs: [valueInfo('ids', INT32, [L]), valueInfo('types', INT32, [L])],
     outputs: [valueInfo(x, FLOAT, [L, D])], initializers: inits,
   });
+  const flops = 2 * L * LAYERS * (4 * D * D + 2 * D * F) + 4 * L * L * D * LAYERS;
+  return { config, sd, ids, types, graph, output: x, flops };
+}
+
+export async function benchModel({ simd, scalar }) {
+  const { config, sd, ids, types, graph, output: x, flops } = buildEncoder();
+  const impls = {}, outputs = {}, models = [];
+  for (const ak of [simd, scalar]) {
+    const m = await ak.Model.fromPretrained({ config, weights: sd });
+    models.push(m);
+    impls[`attnkit ${ak.backend}`] = () => {
+      outputs[`attnkit ${ak.backend}`] = m.forward(ids, { tokenTypeIds: types }).lastHiddenState.data;
+    };
+  }
+  const withWeights = models[0];
+  impls['attnkit wasm-simd128 + all attentions and hidden states'] = () =>
+    withWeights.forward(ids, { tokenTypeIds: types, outputAttentions: true, outputHiddenStates: true });
+
+  const ort = await import('onnxruntime-web');
+  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.simd = true;
   const session = await ort.InferenceSession.create(graph, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
   const feeds = { ids: new ort.Tensor('int32', ids, [L]), types: new ort.Tensor('int32', types, [L]) };
   impls['onnxruntime-web'] = async () => {
@@ -134,7 +144,6 @@ export async function benchModel({ simd, scalar }) {
   const r = await blocked(impls, { warm: 3, reps: 10, blocks: 3 });
   const ours = r['attnkit wasm-simd128'].median;
   const ref = outputs['attnkit wasm-simd128'];
-  const flops = 2 * L * LAYERS * (4 * D * D + 2 * D * F) + 4 * L * L * D * LAYERS;
   table(`Encoder end to end from ids: ${LAYERS} layers, dim ${D}, ${H} heads, FFN ${F}, ${L} tokens, vocab ${V} (ms)`,
     ['implementation', 'first call', 'min', 'median', 'GFLOP/s', 'attnkit SIMD is', 'max |diff| vs attnkit'],
     Object.entries(r).map(([k, v]) => [k, fmt(v.cold, 2), fmt(v.min, 2), fmt(v.median, 2), fmt(flops / v.median / 1e6, 1),

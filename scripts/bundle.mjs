@@ -24,16 +24,16 @@ const minify = (code, sourcefile, lineLimit) => transform(code, {
 });
 // Bundlers find the .wasm files by these literals; a line break inside one (esbuild may break a
 // long line inside `import.meta.url`, or inside a string with a backslash continuation) hides it.
-const ASSETS = ['simd.wasm', 'scalar.wasm', 'loaders.wasm', 'simd-threads.wasm', 'simd-threads.mjs',
-  'simd-threads.worker.js', 'simd-threads.worker.cjs'];
+const ASSETS = ['simd.wasm', 'scalar.wasm', 'loaders.wasm', 'simd-threads.wasm', 'simd-threads.mjs', 'simd-threads.worker.cjs'];
 const literalsWhole = (code) => ASSETS.every((b) => code.split(`new URL("./attnkit-${b}",import.meta.url)`).length === 2);
-// The one dynamic import (the threaded glue, web/threads.js) by a URL known only at run time:
-// bundlers are told to leave it alone (minification drops comments, so they are put back).
+// The one dynamic import (the threaded glue, web/threads.js: `import(glue.href)`) by a URL known
+// only at run time: bundlers are told to leave it alone (minification drops comments, so they are
+// put back). (The pool workers' script, a string in the bundle, has dynamic imports of its own.)
 const IGNORE = '/* @vite-ignore */ /* webpackIgnore: true */ ';
 function markImport(code) {
-  const parts = code.split('import(');
-  if (parts.length !== 2) throw new Error(`bundle: expected one import( in the bundle, found ${parts.length - 1}`);
-  return parts.join(`import(${IGNORE}`);
+  const found = code.match(/\bimport\([\w$]+\.href\)/g) ?? [];
+  if (found.length !== 1) throw new Error(`bundle: expected one import(x.href) in the bundle, found ${found.length}`);
+  return code.replace(/\bimport\(([\w$]+\.href)\)/, `import(${IGNORE}$1)`);
 }
 
 const bundle = await rollup({

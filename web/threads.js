@@ -5,6 +5,7 @@
 // the main thread imports that same file. Shared memory needs cross-origin isolation in browsers
 // (COOP + COEP headers); without it SharedArrayBuffer does not exist and the single-thread build runs.
 import { isNode, nodeBuiltin, packageAsset, WASM_MISSING_HINT } from './read_bytes.js';
+import workerSource from './dist/attnkit-simd-threads.worker-source.js';
 
 // (module (memory 1 1 shared) (func (result i32) i32.const 0 i32.atomic.load)): validates only
 // where threads (shared memory and atomics) are supported.
@@ -42,21 +43,27 @@ export function defaultThreadCount() {
   return Math.max(1, Math.min(cores >= 1 ? cores : 1, 8));
 }
 
-// The files of the threaded build, as literals bundlers can see (they copy them as assets).
+// The glue, as a literal bundlers can see (they copy it as an asset), and the pool workers' script:
+// in Node a file (worker_threads load it as CommonJS under its .cjs name), in browsers a Blob URL
+// made once from its text (scripts/worker_source.mjs says why).
+let workerBlobUrl;
 const files = () => ({
   glue: packageAsset(new URL('./dist/attnkit-simd-threads.mjs', import.meta.url)),
-  // Node runs pool workers as CommonJS (the package is "type": "module", so a .js would load as
-  // an ES module and lack `require`): the same file, named .cjs.
   worker: isNode
     ? new URL('./dist/attnkit-simd-threads.worker.cjs', import.meta.url)
-    : packageAsset(new URL('./dist/attnkit-simd-threads.worker.js', import.meta.url)),
+    : (workerBlobUrl ??= URL.createObjectURL(new Blob([workerSource], { type: 'text/javascript' }))),
 });
+
+// How long the pool's workers may take to start before load() gives up on threads.
+const START_TIMEOUT_MS = 30_000;
 
 /**
  * Runs the threaded glue's factory with `options` plus what its pool needs: where its worker
  * script and glue are (workers import the glue by URL) and the pool's size (threads - 1 workers;
- * the calling thread is the last). `body(promise)` gets the factory's promise of the module and
- * runs before the Node shims are taken away. Resolves to body's result.
+ * the calling thread is the last). `body(promise)` gets the promise of the module and runs before
+ * the Node shims are taken away. Resolves to body's result. A worker that reports an error, or a
+ * pool not ready after START_TIMEOUT_MS (a worker that cannot load the glue reports nothing), rejects
+ * instead of waiting for ever, and its workers are stopped.
  */
 export async function instantiateThreaded(threads, options, body) {
   const { glue, worker } = files();
@@ -66,13 +73,48 @@ export async function instantiateThreaded(threads, options, body) {
   } catch (e) {
     throw new Error(`could not import ${glue.href} (${e?.message ?? e})${WASM_MISSING_HINT}`);
   }
+  let fail, timer;
+  const failed = new Promise((_, reject) => { fail = reject; });
   const moduleOptions = {
     ...options,
     attnkitWorkers: threads - 1,
     mainScriptUrlOrBlob: glue.href,
-    locateFile: (name) => (name.endsWith('.worker.js') ? (isNode ? worker : worker.href) : name),
+    locateFile: (name) => (name.endsWith('.worker.js') ? worker : name),
+    // The glue reports a worker's failure ("worker sent an error!") through printErr only.
+    printErr: (text) => { if (/worker/i.test(String(text))) fail(new Error(`a pool worker failed: ${text}`)); },
   };
-  if (!isNode) return body(factory(moduleOptions));
+  const start = () => {
+    timer = setTimeout(() => fail(new Error(`its ${threads - 1} pool workers did not start within ${START_TIMEOUT_MS / 1000} s`)),
+      START_TIMEOUT_MS);
+    return Promise.race([factory(moduleOptions), failed]);
+  };
+  const stop = () => {
+    clearTimeout(timer);
+    fail(new Error('done')); // settles `failed` (nothing listens any more)
+  };
+  failed.catch(() => {});
+  const stopWorkers = () => {
+    try {
+      moduleOptions.PThread?.terminateAllThreads();
+    } catch {
+      // nothing more can be done for a pool that did not start
+    }
+  };
+  const run = async () => {
+    try {
+      const promise = start();
+      const result = await body(promise);
+      // Node: idle pool workers must not keep the process alive.
+      if (isNode) for (const w of [...moduleOptions.PThread.unusedWorkers, ...moduleOptions.PThread.runningWorkers]) w.unref?.();
+      return result;
+    } catch (e) {
+      stopWorkers();
+      throw e;
+    } finally {
+      stop();
+    }
+  };
+  if (!isNode) return run();
   // The glue's Node branch is CommonJS: it calls require() and reads __dirname, installs process
   // handlers and sets global.Worker. Give it the first two while it starts, then put back all four.
   const g = globalThis, proc = g.process;
@@ -81,12 +123,7 @@ export async function instantiateThreaded(threads, options, body) {
   g.require ??= nodeBuiltin('node:module').createRequire(glue);
   g.__dirname ??= nodeBuiltin('node:path').dirname(nodeBuiltin('node:url').fileURLToPath(glue));
   try {
-    const promise = factory(moduleOptions);
-    const result = await body(promise);
-    const module = await promise;
-    // Idle pool workers must not keep the process alive.
-    for (const w of [...module.PThread.unusedWorkers, ...module.PThread.runningWorkers]) w.unref?.();
-    return result;
+    return await run();
   } finally {
     for (const [name, value] of Object.entries(saved)) {
       if (value === undefined) delete g[name];

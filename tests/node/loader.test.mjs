@@ -64,7 +64,7 @@ test('the package entry point (web/dist/attnkit.mjs, one bundled file) exports w
     assert.ok(fs.existsSync(new URL(url)), url);
   }
   assert.deepEqual(Object.keys(entry).sort(), Object.keys(source).sort());
-  for (const file of ['attnkit-simd-threads.wasm', 'attnkit-simd-threads.mjs', 'attnkit-simd-threads.worker.js', 'attnkit-simd-threads.worker.cjs']) {
+  for (const file of ['attnkit-simd-threads.wasm', 'attnkit-simd-threads.mjs', 'attnkit-simd-threads.worker.cjs']) {
     assert.ok(fs.existsSync(new URL(import.meta.resolve(`attnkit/dist/${file}`))), file);
   }
   const ak = await entry.load(); // the threaded glue, imported by the bundle from its URL

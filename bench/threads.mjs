@@ -1,0 +1,106 @@
+// `npm run bench -- threads`: thread scaling. Causal multi-head attention (1 x 12 heads x 64) at
+// L = 128, 512, 2048 and 8192, and the 4-layer encoder of bench/model.mjs, at 1, 2 and the
+// machine's thread count, attnkit against onnxruntime-web with the same number of threads.
+//
+// onnxruntime-web fixes its thread count when its wasm starts (once per process), so each thread
+// count runs in a fresh process (this file, run with the count as its argument) that times
+// attnkit and onnxruntime-web there, in interleaved rounds. attnkit at 1 thread is the
+// single-thread SIMD build (what load({ threads: 1 }) runs); at more, the threaded build.
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import { load, Tensor } from '../web/attnkit.js';
+import { fmt, interleaved } from './lib.mjs';
+import { model, node, valueInfo, FLOAT } from './onnx.mjs';
+import { buildEncoder } from './model.mjs';
+
+const H = 12, D = 64, E = H * D;
+const LENGTHS = [128, 512, 2048, 8192];
+
+function mhaGraph(L) {
+  const bld = (n) => valueInfo(n, FLOAT, [1, L, E]);
+  return model({
+    nodes: [node('MultiHeadAttention', ['Q', 'K', 'V'], ['Y'], { num_heads: { i: H }, unidirectional: { i: 1 } }, 'com.microsoft')],
+    inputs: [bld('Q'), bld('K'), bld('V')], outputs: [bld('Y')], opsets: { '': 17, 'com.microsoft': 1 },
+  });
+}
+
+/** In a fresh process: every workload at `threads` threads, attnkit and onnxruntime-web. */
+async function measure(threads) {
+  const ak = await load({ threads });
+  if (ak.threads !== threads) throw new Error(`attnkit runs ${ak.threads} threads, not ${threads}: ${ak.threadsUnavailableReason}`);
+  const ort = await import('onnxruntime-web');
+  ort.env.wasm.numThreads = threads;
+  ort.env.wasm.simd = true;
+  const opts = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
+  const out = { threads, backend: ak.backend, attention: {}, encoder: null };
+  for (const L of LENGTHS) {
+    const n = H * L * D;
+    const x = Float32Array.from({ length: n }, (_, i) => Math.sin(i * 0.61) * 0.5);
+    const T = new Tensor('float32', x, [1, H, L, D]);
+    const impls = { attnkit: () => ak.attention(T, T, T, { causal: true }) };
+    let session, error = null;
+    try {
+      session = await ort.InferenceSession.create(mhaGraph(L), opts);
+      const t = new ort.Tensor('float32', new Float32Array(L * E).map((_, i) => Math.sin(i * 0.61) * 0.5), [1, L, E]);
+      const feeds = { Q: t, K: t, V: t };
+      await session.run(feeds); // a length it cannot run fails here, outside the timed rounds
+      impls['onnxruntime-web'] = () => session.run(feeds);
+    } catch (e) {
+      error = String(e.message ?? e).slice(0, 80);
+    }
+    const r = await interleaved(impls, { warm: 1, rounds: L >= 8192 ? 3 : L >= 2048 ? 5 : 11, budgetMs: 30000 });
+    out.attention[L] = { attnkit: r.attnkit.median, ort: r['onnxruntime-web']?.median ?? null, ortError: error };
+    await session?.release();
+  }
+  const enc = buildEncoder();
+  const m = await ak.Model.fromPretrained({ config: enc.config, weights: enc.sd });
+  const session = await ort.InferenceSession.create(enc.graph, opts);
+  const feeds = { ids: new ort.Tensor('int32', enc.ids, [enc.ids.length]), types: new ort.Tensor('int32', enc.types, [enc.types.length]) };
+  const r = await interleaved({
+    attnkit: () => m.forward(enc.ids, { tokenTypeIds: enc.types }),
+    'onnxruntime-web': () => session.run(feeds),
+  }, { warm: 3, rounds: 15 });
+  out.encoder = { attnkit: r.attnkit.median, ort: r['onnxruntime-web'].median };
+  m.dispose();
+  await session.release();
+  return out;
+}
+
+/** The section: one fresh process per thread count, then the scaling tables. */
+export async function benchThreads({ table }) {
+  const cores = Math.min(os.availableParallelism(), 8);
+  const counts = [...new Set([1, 2, cores])];
+  const runs = counts.map((n) => JSON.parse(execFileSync(process.execPath, [fileURLToPath(import.meta.url), String(n)],
+    { encoding: 'utf8', maxBuffer: 1 << 24 }).trim().split('\n').at(-1)));
+  const one = runs[0];
+  const rows = [];
+  const workloads = [...LENGTHS.map((L) => [`causal attention L=${L}`, (r) => r.attention[L]]), ['encoder (4 layers, 128 tokens)', (r) => r.encoder]];
+  const summary = {};
+  for (const [name, pick] of workloads) {
+    for (const r of runs) {
+      const x = pick(r), base = pick(one);
+      const vsOrt = x.ort ? x.ort / x.attnkit : null;
+      rows.push([name, r.threads, fmt(x.attnkit), fmt(base.attnkit / x.attnkit), x.ort ? fmt(x.ort) : `failed: ${x.ortError}`,
+        x.ort && base.ort ? fmt(base.ort / x.ort) : '-', vsOrt ? `${fmt(vsOrt)}x` : '-']);
+      summary[`${name} @${r.threads}`] = { attnkitMs: x.attnkit, ortMs: x.ort, scaling: base.attnkit / x.attnkit, vsOrt };
+    }
+  }
+  table(`Thread scaling (${os.cpus()[0]?.model}, ${os.availableParallelism()} cores): causal multi-head attention 1 x ${H} heads x ${D} ` +
+    'and the bench/model.mjs encoder, attnkit and onnxruntime-web at the same thread count (median ms; one fresh process per count)',
+    ['workload', 'threads', 'attnkit ms', 'attnkit scaling', 'onnxruntime-web ms', 'ORT scaling', 'attnkit vs ORT'], rows);
+  const top = runs.at(-1).threads;
+  const s = (name) => summary[`${name} @${top}`];
+  console.log(`\nAt ${top} threads: causal attention L=2048 ${fmt(s('causal attention L=2048').scaling)}x and L=8192 ` +
+    `${fmt(s('causal attention L=8192').scaling)}x our single thread, the encoder ${fmt(s('encoder (4 layers, 128 tokens)').scaling)}x ` +
+    `(target >= 1.8x); L=128 ${fmt(s('causal attention L=128').scaling)}x (target: no slowdown). Against onnxruntime-web at ` +
+    `${top} threads: causal L=512 ${fmt(s('causal attention L=512').vsOrt)}x (target >= 2.5x), encoder ` +
+    `${fmt(s('encoder (4 layers, 128 tokens)').vsOrt)}x (target >= 1.5x).`);
+  return { counts, runs, summary };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const result = await measure(Number(process.argv[2]));
+  console.log(JSON.stringify(result));
+  process.exit(0); // onnxruntime-web's pool workers would keep the process alive
+}
