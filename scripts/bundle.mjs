@@ -24,16 +24,17 @@ const minify = (code, sourcefile, lineLimit) => transform(code, {
 });
 // Bundlers find the .wasm files by these literals; a line break inside one (esbuild may break a
 // long line inside `import.meta.url`, or inside a string with a backslash continuation) hides it.
-const ASSETS = ['simd.wasm', 'scalar.wasm', 'loaders.wasm', 'simd-threads.wasm', 'simd-threads.mjs', 'simd-threads.worker.cjs'];
+const ASSETS = ['simd.wasm', 'scalar.wasm', 'loaders.wasm', 'simd-threads.wasm'];
 const literalsWhole = (code) => ASSETS.every((b) => code.split(`new URL("./attnkit-${b}",import.meta.url)`).length === 2);
-// The one dynamic import (the threaded glue, web/threads.js: `import(glue.href)`) by a URL known
-// only at run time: bundlers are told to leave it alone (minification drops comments, so they are
-// put back). (The pool workers' script, a string in the bundle, has dynamic imports of its own.)
+// The one dynamic import of the bundle's own code (the threaded glue, web/threads.js) is of a URL
+// known only at run time: bundlers are told to leave it alone (minification drops comments, so they
+// are put back). It is the only import( of an identifier; the texts of the glue and the pool
+// workers' script, strings in the bundle, have imports of their own.
 const IGNORE = '/* @vite-ignore */ /* webpackIgnore: true */ ';
 function markImport(code) {
-  const found = code.match(/\bimport\([\w$]+\.href\)/g) ?? [];
-  if (found.length !== 1) throw new Error(`bundle: expected one import(x.href) in the bundle, found ${found.length}`);
-  return code.replace(/\bimport\(([\w$]+\.href)\)/, `import(${IGNORE}$1)`);
+  const found = code.match(/\bimport\([\w$]+\)/g) ?? [];
+  if (found.length !== 1) throw new Error(`bundle: expected one import(identifier) in the bundle, found ${found.join(', ')}`);
+  return code.replace(/\bimport\(([\w$]+)\)/, `import(${IGNORE}$1)`);
 }
 
 const bundle = await rollup({

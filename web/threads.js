@@ -1,11 +1,12 @@
 // The threaded build (wasm-simd128-threads): whether it can run here, how many threads, and how its
 // Emscripten glue is loaded.
 //
-// Its glue is not part of the bundle: each pool worker imports the glue file itself (by URL), so
-// the main thread imports that same file. Shared memory needs cross-origin isolation in browsers
-// (COOP + COEP headers); without it SharedArrayBuffer does not exist and the single-thread build runs.
-import { isNode, nodeBuiltin, packageAsset, WASM_MISSING_HINT } from './read_bytes.js';
-import workerSource from './dist/attnkit-simd-threads.worker-source.js';
+// Each pool worker imports the glue itself, by URL, so the main thread imports the glue from that
+// same URL: in browsers a Blob URL of its text (part of the bundle, scripts/thread_sources.mjs
+// says why), in Node its file. Shared memory needs cross-origin isolation in browsers (COOP + COEP
+// headers); without it SharedArrayBuffer does not exist and the single-thread build runs.
+import { isNode, nodeBuiltin } from './read_bytes.js';
+import * as sources from './dist/attnkit-simd-threads.sources.js';
 
 // (module (memory 1 1 shared) (func (result i32) i32.const 0 i32.atomic.load)): validates only
 // where threads (shared memory and atomics) are supported.
@@ -43,42 +44,45 @@ export function defaultThreadCount() {
   return Math.max(1, Math.min(cores >= 1 ? cores : 1, 8));
 }
 
-// The glue, as a literal bundlers can see (they copy it as an asset), and the pool workers' script:
-// in Node a file (worker_threads load it as CommonJS under its .cjs name), in browsers a Blob URL
-// made once from its text (scripts/worker_source.mjs says why).
-let workerBlobUrl;
-const files = () => ({
-  glue: packageAsset(new URL('./dist/attnkit-simd-threads.mjs', import.meta.url)),
-  worker: isNode
-    ? new URL('./dist/attnkit-simd-threads.worker.cjs', import.meta.url)
-    : (workerBlobUrl ??= URL.createObjectURL(new Blob([workerSource], { type: 'text/javascript' }))),
-});
+// The glue and the pool workers' script. Browsers: Blob URLs made once from their texts. Node: the
+// files beside the .wasm files `dist` names (worker_threads load the worker as CommonJS under its
+// .cjs name); not `new URL` literals, which bundlers would copy for browsers that never use them.
+let blobs;
+function files(dist) {
+  if (isNode) {
+    return { glue: new URL('attnkit-simd-threads.mjs', dist).href, worker: new URL('attnkit-simd-threads.worker.cjs', dist) };
+  }
+  const url = (text) => URL.createObjectURL(new Blob([text], { type: 'text/javascript' }));
+  blobs ??= { glue: url(sources.glue), worker: url(sources.worker) };
+  return blobs;
+}
 
 // How long the pool's workers may take to start before load() gives up on threads.
 const START_TIMEOUT_MS = 30_000;
 
 /**
  * Runs the threaded glue's factory with `options` plus what its pool needs: where its worker
- * script and glue are (workers import the glue by URL) and the pool's size (threads - 1 workers;
+ * script and glue are (workers import the glue by URL; in Node the files in `dist`, the folder of
+ * the package's .wasm files) and the pool's size (threads - 1 workers;
  * the calling thread is the last). `body(promise)` gets the promise of the module and runs before
  * the Node shims are taken away. Resolves to body's result. A worker that reports an error, or a
  * pool not ready after START_TIMEOUT_MS (a worker that cannot load the glue reports nothing), rejects
  * instead of waiting for ever, and its workers are stopped.
  */
-export async function instantiateThreaded(threads, options, body) {
-  const { glue, worker } = files();
+export async function instantiateThreaded(threads, dist, options, body) {
+  const { glue, worker } = files(dist);
   let factory;
   try {
-    ({ default: factory } = await import(/* @vite-ignore */ /* webpackIgnore: true */ glue.href));
+    ({ default: factory } = await import(/* @vite-ignore */ /* webpackIgnore: true */ glue));
   } catch (e) {
-    throw new Error(`could not import ${glue.href} (${e?.message ?? e})${WASM_MISSING_HINT}`);
+    throw new Error(`could not import the threaded build's glue (${e?.message ?? e})`);
   }
   let fail, timer;
   const failed = new Promise((_, reject) => { fail = reject; });
   const moduleOptions = {
     ...options,
     attnkitWorkers: threads - 1,
-    mainScriptUrlOrBlob: glue.href,
+    mainScriptUrlOrBlob: glue,
     locateFile: (name) => (name.endsWith('.worker.js') ? worker : name),
     // The glue reports a worker's failure ("worker sent an error!") through printErr only.
     printErr: (text) => { if (/worker/i.test(String(text))) fail(new Error(`a pool worker failed: ${text}`)); },
@@ -121,7 +125,7 @@ export async function instantiateThreaded(threads, options, body) {
   const saved = { require: g.require, __dirname: g.__dirname, Worker: g.Worker };
   const had = { uncaughtException: proc.listeners('uncaughtException'), unhandledRejection: proc.listeners('unhandledRejection') };
   g.require ??= nodeBuiltin('node:module').createRequire(glue);
-  g.__dirname ??= nodeBuiltin('node:path').dirname(nodeBuiltin('node:url').fileURLToPath(glue));
+  g.__dirname ??= nodeBuiltin('node:url').fileURLToPath(new URL('.', glue));
   try {
     return await run();
   } finally {

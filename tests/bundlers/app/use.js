@@ -7,5 +7,7 @@ export async function runAttnkit() {
   const pe = ak.sinusoidalPositionalEncoding(2, 4);
   const tok = await ak.Tokenizer.fromVocab('[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\nworld\n');
   // Row 1, column 0 of the table is sin(1); [CLS] hello world [SEP] is 2 4 5 3.
-  return `${ak.backend} ${pe.data[4].toFixed(4)} ${tok.encode('Hello world').inputIds.data.join(' ')}`;
+  // Where threads could have run but did not, why (a test failure then says it).
+  const why = globalThis.crossOriginIsolated && ak.threadsUnavailableReason ? ` (${ak.threadsUnavailableReason})` : '';
+  return `${ak.backend}${why} ${pe.data[4].toFixed(4)} ${tok.encode('Hello world').inputIds.data.join(' ')}`;
 }
