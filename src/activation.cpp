@@ -1,4 +1,5 @@
 #include "attnkit/activation.hpp"
+#include "attnkit/parallel.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -23,7 +24,10 @@ void activation(float* x, std::size_t n, Activation kind) {
 
 void activation(float* x, std::size_t n, Activation kind) {
 #if ATTNKIT_HAVE_SIMD
-  simd::activation(x, n, kind);
+  // Element-wise, each vector through the same function (the tail too): ranges on the pool.
+  constexpr double kGrain = 1 << 16;
+  parallel_ranges(n, 64, task_count(static_cast<double>(n), kGrain, 4 * thread_count()),
+                  [&](std::size_t i0, std::size_t i1) { simd::activation(x + i0, i1 - i0, kind); });
 #else
   ref::activation(x, n, kind);
 #endif

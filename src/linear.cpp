@@ -41,21 +41,15 @@ void linear(float* y, const float* x, std::size_t rows, int in, int out, const f
   constexpr double kGrain = 1 << 18;
   const int threads = thread_count();
   const int tasks = task_count(static_cast<double>(rows) * in * out, kGrain, 4 * threads);
-  if (tasks == 1) {
-    simd::linear(y, x, rows, in, out, w, layout, bias, 0, out);
-  } else if (rows >= static_cast<std::size_t>(16 * threads)) {
+  if (rows >= static_cast<std::size_t>(16 * threads)) {
     // Row ranges that start at multiples of 4 (each thread streams all of W through its cache).
-    const std::size_t chunk = ((rows + tasks - 1) / tasks + 3) & ~std::size_t(3);
-    parallel_for(static_cast<int>((rows + chunk - 1) / chunk), [&](int t, int) {
-      const std::size_t r0 = t * chunk, n = std::min(chunk, rows - r0);
-      simd::linear(y + r0 * out, x + r0 * in, n, in, out, w, layout, bias, 0, out);
+    parallel_ranges(rows, 4, tasks, [&](std::size_t r0, std::size_t r1) {
+      simd::linear(y + r0 * out, x + r0 * in, r1 - r0, in, out, w, layout, bias, 0, out);
     });
   } else {
     // Few rows (decoding): column ranges that start at multiples of kColumnAlign.
-    constexpr int kAlign = simd::kColumnAlign;
-    const int chunk = ((out + tasks - 1) / tasks + kAlign - 1) / kAlign * kAlign;
-    parallel_for((out + chunk - 1) / chunk, [&](int t, int) {
-      simd::linear(y, x, rows, in, out, w, layout, bias, t * chunk, std::min(out, (t + 1) * chunk));
+    parallel_ranges(out, simd::kColumnAlign, tasks, [&](std::size_t o0, std::size_t o1) {
+      simd::linear(y, x, rows, in, out, w, layout, bias, static_cast<int>(o0), static_cast<int>(o1));
     });
   }
 #else

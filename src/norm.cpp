@@ -1,4 +1,5 @@
 #include "attnkit/norm.hpp"
+#include "attnkit/parallel.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -64,12 +65,21 @@ Status check_norm(double rows, double dim, double eps) {
   return check_output_size("rows * dim", rows * dim);
 }
 
+#if ATTNKIT_HAVE_SIMD
+// Elements below which a norm stays on one thread (a few passes over each: ~3 ns per element).
+constexpr double kNormGrain = 1 << 16;
+#endif
+
 Status layer_norm(float* out, const float* x, std::size_t rows, int dim, const float* gamma,
                   const float* beta, double eps) {
   Status s = check_norm(static_cast<double>(rows), dim, eps);
   if (!s.ok()) return s;
 #if ATTNKIT_HAVE_SIMD
-  simd::layer_norm(out, x, rows, dim, gamma, beta, static_cast<float>(eps));
+  // Rows are independent: ranges of rows on the pool, large batches only.
+  parallel_ranges(rows, 1, task_count(static_cast<double>(rows) * dim, kNormGrain, 4 * thread_count()),
+                  [&](std::size_t r0, std::size_t r1) {
+                    simd::layer_norm(out + r0 * dim, x + r0 * dim, r1 - r0, dim, gamma, beta, static_cast<float>(eps));
+                  });
 #else
   ref::layer_norm(out, x, rows, dim, gamma, beta, static_cast<float>(eps));
 #endif
@@ -80,7 +90,10 @@ Status rms_norm(float* out, const float* x, std::size_t rows, int dim, const flo
   Status s = check_norm(static_cast<double>(rows), dim, eps);
   if (!s.ok()) return s;
 #if ATTNKIT_HAVE_SIMD
-  simd::rms_norm(out, x, rows, dim, weight, static_cast<float>(eps));
+  parallel_ranges(rows, 1, task_count(static_cast<double>(rows) * dim, kNormGrain, 4 * thread_count()),
+                  [&](std::size_t r0, std::size_t r1) {
+                    simd::rms_norm(out + r0 * dim, x + r0 * dim, r1 - r0, dim, weight, static_cast<float>(eps));
+                  });
 #else
   ref::rms_norm(out, x, rows, dim, weight, static_cast<float>(eps));
 #endif

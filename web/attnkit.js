@@ -177,7 +177,8 @@ async function instantiate(backend, threads, unavailable, explicitUrl, wasmBinar
       return ak;
     };
     if (backend !== 'wasm-simd128-threads') return start(await Promise.race([instantiated, build.factory(options)]));
-    const dist = new URL('.', BUILDS['wasm-simd128'].wasm());
+    // (Node only: bundlers may turn the literal into a path that is no base URL, Turbopack for one.)
+    const dist = () => new URL('.', BUILDS['wasm-simd128'].wasm());
     return await instantiateThreaded(threads, dist, options, async (module) => start(await Promise.race([instantiated, module])));
   } catch (e) {
     const where = wasmBinary ? 'the given wasmBinary' : url.href;

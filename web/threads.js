@@ -45,12 +45,14 @@ export function defaultThreadCount() {
 }
 
 // The glue and the pool workers' script. Browsers: Blob URLs made once from their texts. Node: the
-// files beside the .wasm files `dist` names (worker_threads load the worker as CommonJS under its
-// .cjs name); not `new URL` literals, which bundlers would copy for browsers that never use them.
+// files in the folder dist() names, the .wasm files' (worker_threads load the worker as CommonJS
+// under its .cjs name); not `new URL` literals, which bundlers would copy for browsers that never
+// use them.
 let blobs;
 function files(dist) {
   if (isNode) {
-    return { glue: new URL('attnkit-simd-threads.mjs', dist).href, worker: new URL('attnkit-simd-threads.worker.cjs', dist) };
+    const folder = dist();
+    return { glue: new URL('attnkit-simd-threads.mjs', folder).href, worker: new URL('attnkit-simd-threads.worker.cjs', folder) };
   }
   const url = (text) => URL.createObjectURL(new Blob([text], { type: 'text/javascript' }));
   blobs ??= { glue: url(sources.glue), worker: url(sources.worker) };
@@ -62,8 +64,8 @@ const START_TIMEOUT_MS = 30_000;
 
 /**
  * Runs the threaded glue's factory with `options` plus what its pool needs: where its worker
- * script and glue are (workers import the glue by URL; in Node the files in `dist`, the folder of
- * the package's .wasm files) and the pool's size (threads - 1 workers;
+ * script and glue are (workers import the glue by URL; in Node the files in the folder dist()
+ * returns, the package's .wasm files' folder) and the pool's size (threads - 1 workers;
  * the calling thread is the last). `body(promise)` gets the promise of the module and runs before
  * the Node shims are taken away. Resolves to body's result. A worker that reports an error, or a
  * pool not ready after START_TIMEOUT_MS (a worker that cannot load the glue reports nothing), rejects

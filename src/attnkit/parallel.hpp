@@ -48,4 +48,19 @@ void parallel_for(int count, F&& f) {
 // the workers costs more than it saves.
 int task_count(double work, double grain, int max_tasks);
 
+// Runs f(begin, end) over [0, n) cut into up to `tasks` ranges whose starts are multiples of
+// `align` (the last range ends at n): for kernels whose blocks, aligned from 0, must not move.
+template <class F>
+void parallel_ranges(std::size_t n, std::size_t align, int tasks, F&& f) {
+  if (tasks <= 1 || n <= align) {
+    f(std::size_t{0}, n);
+    return;
+  }
+  const std::size_t chunk = ((n + tasks - 1) / tasks + align - 1) / align * align;
+  parallel_for(static_cast<int>((n + chunk - 1) / chunk), [&](int t, int) {
+    const std::size_t begin = t * chunk;
+    f(begin, begin + chunk < n ? begin + chunk : n);
+  });
+}
+
 }  // namespace attnkit

@@ -1,11 +1,13 @@
-// The thread pool and the threaded kernels: every result is bitwise the same at 1, 2, 3 and 5
-// threads (the partition never splits a reduction), on awkward sizes and on sizes large enough to
-// take each way of cutting the work; the pool's argument checks.
+// The thread pool and the threaded kernels (attention, linear, norms, activations): every result is
+// bitwise the same at 1, 2, 3 and 5 threads (the partition never splits a reduction), on awkward
+// sizes and on sizes large enough to take each way of cutting the work; the pool's argument checks.
 #include <cstring>
 #include <vector>
 
+#include "attnkit/activation.hpp"
 #include "attnkit/attention.hpp"
 #include "attnkit/linear.hpp"
+#include "attnkit/norm.hpp"
 #include "attnkit/parallel.hpp"
 #include "fixtures.hpp"
 
@@ -89,6 +91,30 @@ TEST(ThreadedLinear, SameBitsAtEveryThreadCount) {
                                   std::to_string(out) + " layout " + std::to_string(layout)).c_str(), [&] {
         std::vector<float> y(static_cast<std::size_t>(rows) * out, -7.f);
         linear(y.data(), x.data(), rows, in, out, w.data(), static_cast<WeightLayout>(layout), b.data());
+        return y;
+      });
+  }
+}
+
+TEST(ThreadedNormsAndActivations, SameBitsAtEveryThreadCount) {
+  unsigned seed = 51;
+  for (const auto& [rows, dim] : {std::pair{771, 129}, std::pair{65, 4099}, std::pair{1031, 63}, std::pair{3, 7}}) {
+    const auto x = random_normal(static_cast<std::size_t>(rows) * dim, seed++, 2.f, 0.5f);
+    const auto g = random_normal(dim, seed++), b = random_normal(dim, seed++);
+    expect_same_at_every_count("layer_norm", [&] {
+      std::vector<float> y(x.size());
+      EXPECT_TRUE(layer_norm(y.data(), x.data(), rows, dim, g.data(), b.data(), 1e-5).ok());
+      return y;
+    });
+    expect_same_at_every_count("rms_norm", [&] {
+      std::vector<float> y(x.size());
+      EXPECT_TRUE(rms_norm(y.data(), x.data(), rows, dim, g.data(), 1e-6).ok());
+      return y;
+    });
+    for (auto kind : {Activation::gelu, Activation::gelu_tanh, Activation::silu, Activation::relu})
+      expect_same_at_every_count("activation", [&] {
+        std::vector<float> y = x;
+        activation(y.data(), y.size(), kind);
         return y;
       });
   }
