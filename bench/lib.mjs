@@ -54,9 +54,10 @@ export async function interleaved(impls, { warm = 3, rounds = 15, budgetMs = 800
  * Like interleaved, but each turn times one implementation `reps` times in a row after `warm`
  * untimed calls, so each is measured in its own steady cache state (a working set other peers
  * evicted between single calls would penalise whoever runs next); turns rotate `blocks` times so
- * slow periods of the machine hit everyone. `before` runs untimed before every timed call.
+ * slow periods of the machine hit everyone. `before` runs untimed before every timed call;
+ * `pauseMs` of idle time precede every turn (a threaded peer's workers spin on after its calls).
  */
-export async function blocked(impls, { warm = 3, reps = 10, blocks = 3, before = () => {} } = {}) {
+export async function blocked(impls, { warm = 3, reps = 10, blocks = 3, before = () => {}, pauseMs = 0 } = {}) {
   const res = {};
   for (const [name, fn] of Object.entries(impls)) {
     const t0 = now();
@@ -65,6 +66,7 @@ export async function blocked(impls, { warm = 3, reps = 10, blocks = 3, before =
   }
   for (let b = 0; b < blocks; b++) {
     for (const [name, fn] of Object.entries(impls)) {
+      if (pauseMs) await new Promise((resolve) => setTimeout(resolve, pauseMs));
       for (let i = 0; i < warm; i++) await fn();
       for (let i = 0; i < reps; i++) {
         before(); // untimed, e.g. evicting the caches

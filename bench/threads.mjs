@@ -4,18 +4,41 @@
 //
 // onnxruntime-web fixes its thread count when its wasm starts (once per process), so each thread
 // count runs in a fresh process (this file, run with the count as its argument) that times
-// attnkit and onnxruntime-web there, in interleaved rounds. attnkit at 1 thread is the
+// attnkit and onnxruntime-web there, in turns of back-to-back calls (lib.mjs `blocked`), each turn
+// after 50 ms of idle time and untimed warm-up calls: both libraries' idle threads spin a while
+// after a call (attnkit's 0.1 ms, onnxruntime-web's about 20 ms of CPU, measured), and on a
+// machine with as many threads as cores the other's spinning thread would steal a core; and a
+// core idle for long wakes slowly (on this VM a forward pass after 100 ms of idle took twice as
+// long at 2 threads), which the warm-up absorbs. For
+// attention onnxruntime-web runs its com.microsoft MultiHeadAttention and an explicit
+// MatMul/Softmax graph (L <= 2048); its faster one is the peer. attnkit at 1 thread is the
 // single-thread SIMD build (what load({ threads: 1 }) runs); at more, the threaded build.
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { load, Tensor } from '../web/attnkit.js';
-import { fmt, interleaved } from './lib.mjs';
+import { blocked, fmt } from './lib.mjs';
 import { model, node, valueInfo, FLOAT } from './onnx.mjs';
 import { buildEncoder } from './model.mjs';
 
 const H = 12, D = 64, E = H * D;
 const LENGTHS = [128, 512, 2048, 8192];
+
+function explicitGraph(L) {
+  const bhld = (n) => valueInfo(n, FLOAT, [1, H, L, D]);
+  return model({
+    nodes: [
+      node('Transpose', ['K'], ['Kt'], { perm: { ints: [0, 1, 3, 2] } }),
+      node('MatMul', ['Q', 'Kt'], ['S']),
+      node('Mul', ['S', 'scale'], ['Ss']),
+      node('Add', ['Ss', 'mask'], ['Sm']),
+      node('Softmax', ['Sm'], ['P'], { axis: { i: -1 } }),
+      node('MatMul', ['P', 'V'], ['Y']),
+    ],
+    inputs: [bhld('Q'), bhld('K'), bhld('V'), valueInfo('mask', FLOAT, [L, L]), valueInfo('scale', FLOAT, [])],
+    outputs: [bhld('Y')],
+  });
+}
 
 function mhaGraph(L) {
   const bld = (n) => valueInfo(n, FLOAT, [1, L, E]);
@@ -39,28 +62,42 @@ async function measure(threads) {
     const x = Float32Array.from({ length: n }, (_, i) => Math.sin(i * 0.61) * 0.5);
     const T = new Tensor('float32', x, [1, H, L, D]);
     const impls = { attnkit: () => ak.attention(T, T, T, { causal: true }) };
-    let session, error = null;
-    try {
-      session = await ort.InferenceSession.create(mhaGraph(L), opts);
-      const t = new ort.Tensor('float32', new Float32Array(L * E).map((_, i) => Math.sin(i * 0.61) * 0.5), [1, L, E]);
-      const feeds = { Q: t, K: t, V: t };
-      await session.run(feeds); // a length it cannot run fails here, outside the timed rounds
-      impls['onnxruntime-web'] = () => session.run(feeds);
-    } catch (e) {
-      error = String(e.message ?? e).slice(0, 80);
+    const sessions = [], errors = [];
+    const bld = new ort.Tensor('float32', new Float32Array(L * E).map((_, i) => Math.sin(i * 0.61) * 0.5), [1, L, E]);
+    const graphs = [['MultiHeadAttention', mhaGraph(L), { Q: bld, K: bld, V: bld }]];
+    if (L <= 2048) {
+      const mask = new Float32Array(L * L);
+      for (let i = 0; i < L; i++) for (let j = i + 1; j < L; j++) mask[i * L + j] = -Infinity;
+      const bhld = new ort.Tensor('float32', x, [1, H, L, D]);
+      graphs.push(['MatMul/Softmax', explicitGraph(L), { Q: bhld, K: bhld, V: bhld, mask: new ort.Tensor('float32', mask, [L, L]),
+        scale: new ort.Tensor('float32', Float32Array.of(1 / 8), []) }]);
     }
-    const r = await interleaved(impls, { warm: 1, rounds: L >= 8192 ? 3 : L >= 2048 ? 5 : 11, budgetMs: 30000 });
-    out.attention[L] = { attnkit: r.attnkit.median, ort: r['onnxruntime-web']?.median ?? null, ortError: error };
-    await session?.release();
+    for (const [name, graph, feeds] of graphs) {
+      try {
+        const session = await ort.InferenceSession.create(graph, opts);
+        sessions.push(session);
+        await session.run(feeds); // a length it cannot run fails here, outside the timed rounds
+        impls[name] = () => session.run(feeds);
+      } catch (e) {
+        errors.push(`${name}: ${String(e.message ?? e).replace(/\s+/g, ' ').slice(0, 60)}`);
+      }
+    }
+    const reps = L >= 8192 ? 2 : L >= 2048 ? 3 : L >= 512 ? 6 : 15;
+    const timed = await blocked(impls, { warm: L >= 8192 ? 1 : 3, reps, blocks: L >= 8192 ? 2 : 3, pauseMs: 50 });
+    const r = Object.fromEntries(Object.entries(timed).map(([k, v]) => [k, v.median]));
+    const peers = Object.entries(r).filter(([k]) => k !== 'attnkit').sort((a, b) => a[1] - b[1]);
+    out.attention[L] = { attnkit: r.attnkit, ort: peers[0]?.[1] ?? null, ortGraph: peers[0]?.[0] ?? null, all: r,
+      ortError: errors.join('; ') || null };
+    for (const s of sessions) await s.release();
   }
   const enc = buildEncoder();
   const m = await ak.Model.fromPretrained({ config: enc.config, weights: enc.sd });
   const session = await ort.InferenceSession.create(enc.graph, opts);
   const feeds = { ids: new ort.Tensor('int32', enc.ids, [enc.ids.length]), types: new ort.Tensor('int32', enc.types, [enc.types.length]) };
-  const r = await interleaved({
+  const r = await blocked({
     attnkit: () => m.forward(enc.ids, { tokenTypeIds: enc.types }),
     'onnxruntime-web': () => session.run(feeds),
-  }, { warm: 3, rounds: 15 });
+  }, { warm: 5, reps: 10, blocks: 3, pauseMs: 50 });
   out.encoder = { attnkit: r.attnkit.median, ort: r['onnxruntime-web'].median };
   m.dispose();
   await session.release();
@@ -81,7 +118,8 @@ export async function benchThreads({ table }) {
     for (const r of runs) {
       const x = pick(r), base = pick(one);
       const vsOrt = x.ort ? x.ort / x.attnkit : null;
-      rows.push([name, r.threads, fmt(x.attnkit), fmt(base.attnkit / x.attnkit), x.ort ? fmt(x.ort) : `failed: ${x.ortError}`,
+      rows.push([name, r.threads, fmt(x.attnkit), fmt(base.attnkit / x.attnkit),
+        x.ort ? `${fmt(x.ort)}${x.ortGraph ? ` (${x.ortGraph})` : ''}` : `failed: ${x.ortError}`,
         x.ort && base.ort ? fmt(base.ort / x.ort) : '-', vsOrt ? `${fmt(vsOrt)}x` : '-']);
       summary[`${name} @${r.threads}`] = { attnkitMs: x.attnkit, ortMs: x.ort, scaling: base.attnkit / x.attnkit, vsOrt };
     }

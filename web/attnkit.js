@@ -54,7 +54,8 @@ const BUILDS = {
     factory: createScalarModule,
     wasm: () => new URL('./dist/attnkit-scalar.wasm', import.meta.url),
   },
-  // Its glue is loaded by web/threads.js (not bundled: the pool's workers import it by URL).
+  // Its glue is started by web/threads.js (in browsers from a Blob URL of its text: the pool's
+  // workers import it by URL too).
   'wasm-simd128-threads': {
     wasm: () => new URL('./dist/attnkit-simd-threads.wasm', import.meta.url),
   },
@@ -129,8 +130,8 @@ export function load(options) {
   const loadersUrl = urlMap ? wasmUrl['wasm-loaders'] : undefined;
   let promise = instantiate(backend, threads, unavailable, explicitUrl, wasmBinary, loadersUrl);
   if (backend === 'wasm-simd128-threads' && !wasmBinary) {
-    // The threaded build's files could not be loaded (a bundler that did not copy its glue or
-    // worker script, a worker the page may not start): the single-thread build runs, and says why.
+    // The threaded build could not start (its .wasm missing, a pool worker that failed or never
+    // started, a Content-Security-Policy without blob:): the single-thread build runs, and says why.
     promise = promise.catch((e) => instantiate('wasm-simd128', 1, `the threaded build did not load: ${e.message}`,
       urlMap ? wasmUrl['wasm-simd128'] : undefined, undefined, loadersUrl));
   }
