@@ -586,6 +586,7 @@ int set_threads_raw(uintptr_t, double n) {
   return s.ok() ? 0 : fail(std::move(s));
 }
 int threads() { return thread_count(); }
+int threads_running_raw() { return threads_running(); }
 
 bool has_simd() {
 #if ATTNKIT_HAVE_SIMD
@@ -640,4 +641,5 @@ EMSCRIPTEN_BINDINGS(attnkit) {
   emscripten::function("_hasSimd", &has_simd);
   emscripten::function("_setThreads", &set_threads_raw);
   emscripten::function("_threads", &threads);
+  emscripten::function("_threadsRunning", &threads_running_raw);
 }

@@ -34,6 +34,7 @@ int task_count(double work, double grain, int max_tasks) {
 #if !ATTNKIT_THREADS
 
 int thread_count() { return 1; }
+int threads_running() { return 1; }
 
 Status set_thread_count(double n) {
   Status s = check_integer("threads", n, 1, kMaxThreads);
@@ -61,6 +62,7 @@ class Pool {
   ~Pool() { resize(1); }
 
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  int running() const { return running_.load(std::memory_order_acquire) + 1; }
 
   void resize(int n) {
     if (n == threads()) return;
@@ -116,10 +118,14 @@ class Pool {
 
   void work(int thread) {
     unsigned long seen = 0;
+    running_.fetch_add(1, std::memory_order_release);
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       wake_.wait(lock, [&] { return stop_ || (open_ && generation_.load(std::memory_order_relaxed) != seen); });
-      if (stop_) return;
+      if (stop_) {
+        running_.fetch_sub(1, std::memory_order_release);
+        return;
+      }
       seen = generation_.load(std::memory_order_relaxed);
       ++holders_;
       lock.unlock();
@@ -141,7 +147,7 @@ class Pool {
   bool stop_ = false, open_ = false;
   std::atomic<bool> stop_flag_{false};  // stop_, readable while spinning
   std::atomic<unsigned long> generation_{0};
-  std::atomic<int> holders_{0}, finished_{0};
+  std::atomic<int> holders_{0}, finished_{0}, running_{0};
   int count_ = 0;
   std::atomic<int> next_{0};
   TaskFn fn_ = nullptr;
@@ -156,6 +162,7 @@ Pool& pool() {
 }  // namespace
 
 int thread_count() { return pool().threads(); }
+int threads_running() { return pool().running(); }
 
 Status set_thread_count(double n) {
   Status s = check_integer("threads", n, 1, kMaxThreads);

@@ -24,6 +24,11 @@ namespace attnkit {
 // Threads that run tasks: the caller plus the pool's workers. 1 until set_thread_count.
 int thread_count();
 
+// Threads that have started and take tasks: the caller plus the workers running so far. Lags
+// thread_count() briefly after set_thread_count (in wasm a worker starts once its Web Worker has
+// loaded the module); meanwhile tasks run on the threads that have started.
+int threads_running();
+
 // Starts (or stops) workers so that thread_count() == n. n in [1, kMaxThreads]; n > 1 is refused
 // with invalid_argument in a build without threads. Not to be called while tasks run.
 constexpr int kMaxThreads = 64;

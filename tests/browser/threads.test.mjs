@@ -11,12 +11,14 @@ async function compareBuilds() {
   const { load } = await import('/web/attnkit.js');
   const run = async () => {
     const [ak, one] = [await load(), await load({ threads: 1 })];
+    // The pool's workers load in the background after load() resolves; wait until all run.
+    for (let i = 0; i < 500 && ak._m._threadsRunning() < ak.threads; i++) await new Promise((r) => setTimeout(r, 10));
     const fill = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(seed * 1000 + i * 0.37));
     const x = { data: fill(4 * 600 * 32, 1), dims: [1, 4, 600, 32] };
     const w = { data: fill(256 * 384, 2), dims: [384, 256] }, h = { data: fill(300 * 256, 3), dims: [300, 256] };
     const same = (a, b) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
     return {
-      backend: ak.backend, threads: ak.threads, reason: ak.threadsUnavailableReason, single: one.backend,
+      backend: ak.backend, threads: ak.threads, running: ak._m._threadsRunning(), reason: ak.threadsUnavailableReason, single: one.backend,
       causal: same(ak.attention(x, x, x, { causal: true }).data, one.attention(x, x, x, { causal: true }).data),
       full: same(ak.attention(x, x, x).data, one.attention(x, x, x).data),
       linear: same(ak.linear(h, w).data, one.linear(h, w).data),
@@ -40,8 +42,8 @@ test('a cross-origin-isolated page and its module worker run the threaded build,
   assert.equal(r.isolated, true);
   for (const where of ['page', 'worker']) {
     const x = r[where];
-    assert.deepEqual(x, { backend: 'wasm-simd128-threads', threads: x.threads, reason: null, single: 'wasm-simd128',
-      causal: true, full: true, linear: true }, where);
+    assert.deepEqual(x, { backend: 'wasm-simd128-threads', threads: x.threads, running: x.threads, reason: null,
+      single: 'wasm-simd128', causal: true, full: true, linear: true }, where);
     assert.ok(x.threads >= 2, `${where}: ${x.threads} threads`);
   }
   assert.deepEqual(problems, []);

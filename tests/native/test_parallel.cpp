@@ -2,7 +2,9 @@
 // bitwise the same at 1, 2, 3 and 5 threads (the partition never splits a reduction), on awkward
 // sizes and on sizes large enough to take each way of cutting the work; the pool's argument checks.
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <deque>
 #include <vector>
 
@@ -48,6 +50,8 @@ TEST(ThreadPool, RunsEveryTaskOnceAndNests) {
   for (int n : {1, 2, 4}) {
     Threads t(n);
     EXPECT_EQ(thread_count(), n);
+    for (int i = 0; i < 1000 && threads_running() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(threads_running(), n);
     for (int count : {0, 1, 2, 7, 1000}) {
       std::vector<int> hits(count, 0);
       std::deque<std::atomic<int>> inner(count);  // a lone task's nested calls may run on several threads

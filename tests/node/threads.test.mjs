@@ -26,6 +26,17 @@ function randn(n, seed) {
 const sameBits = (a, b) => a.length === b.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength),
   Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
 
+/** Waits (up to 10 s) until the module's pool threads have all started: they load in the background. */
+async function allRunning(ak) {
+  for (let i = 0; i < 1000 && ak._m._threadsRunning() < ak.threads; i++) await new Promise((r) => setTimeout(r, 10));
+  return ak._m._threadsRunning();
+}
+
+test('the pool\'s workers start after load() resolves, and then all run', async () => {
+  assert.equal(await allRunning(threaded), 3);
+  assert.equal(single._m._threadsRunning(), 1);
+});
+
 test('Node picks the threaded build with min(cores, 8) threads; threads: 1 picks the single-thread one and says so', async () => {
   const ak = await load();
   assert.equal(ak.backend, 'wasm-simd128-threads');
