@@ -59,7 +59,7 @@ function files(dist) {
   return blobs;
 }
 
-// How long the pool's workers may take to start before load() gives up on threads.
+// How long the threaded module may take to instantiate before load() gives up on threads.
 const START_TIMEOUT_MS = 30_000;
 
 /**
@@ -67,9 +67,13 @@ const START_TIMEOUT_MS = 30_000;
  * script and glue are (workers import the glue by URL; in Node the files in the folder dist()
  * returns, the package's .wasm files' folder) and the pool's size (threads - 1 workers;
  * the calling thread is the last). `body(promise)` gets the promise of the module and runs before
- * the Node shims are taken away. Resolves to body's result. A worker that reports an error, or a
- * pool not ready after START_TIMEOUT_MS (a worker that cannot load the glue reports nothing), rejects
- * instead of waiting for ever, and its workers are stopped.
+ * the Node shims are taken away. Resolves to body's result.
+ *
+ * The module is ready once instantiated; its workers load in the background (the glue is patched:
+ * scripts/thread_sources.mjs) and each thread joins the kernels' work when its worker is ready.
+ * A worker that reports an error before then, or a module not ready after START_TIMEOUT_MS,
+ * rejects instead of waiting for ever, and the workers are stopped. A worker that fails later
+ * leaves its share of the work to the threads that run (ak._m._threadsRunning() counts them).
  */
 export async function instantiateThreaded(threads, dist, options, body) {
   const { glue, worker } = files(dist);
@@ -90,8 +94,7 @@ export async function instantiateThreaded(threads, dist, options, body) {
     printErr: (text) => { if (/worker/i.test(String(text))) fail(new Error(`a pool worker failed: ${text}`)); },
   };
   const start = () => {
-    timer = setTimeout(() => fail(new Error(`its ${threads - 1} pool workers did not start within ${START_TIMEOUT_MS / 1000} s`)),
-      START_TIMEOUT_MS);
+    timer = setTimeout(() => fail(new Error(`the threaded module was not ready within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
     return Promise.race([factory(moduleOptions), failed]);
   };
   const stop = () => {
