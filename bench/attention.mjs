@@ -30,7 +30,8 @@ export async function simdPeak() {
   return best;
 }
 
-function ortGraphs(L) {
+/** onnxruntime-web's graphs for 1 x 12 heads x 64 at length L (bench/threads.mjs runs them too). */
+export function ortGraphs(L) {
   const bld = (n) => valueInfo(n, FLOAT, [1, L, E]);
   const bhld = (n) => valueInfo(n, FLOAT, [1, H, L, D]);
   const mha = (causal) => model({

@@ -18,35 +18,11 @@ import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { load, Tensor } from '../web/attnkit.js';
 import { blocked, fmt } from './lib.mjs';
-import { model, node, valueInfo, FLOAT } from './onnx.mjs';
 import { buildEncoder } from './model.mjs';
+import { ortGraphs } from './attention.mjs';
 
 const H = 12, D = 64, E = H * D;
 const LENGTHS = [128, 512, 2048, 8192];
-
-function explicitGraph(L) {
-  const bhld = (n) => valueInfo(n, FLOAT, [1, H, L, D]);
-  return model({
-    nodes: [
-      node('Transpose', ['K'], ['Kt'], { perm: { ints: [0, 1, 3, 2] } }),
-      node('MatMul', ['Q', 'Kt'], ['S']),
-      node('Mul', ['S', 'scale'], ['Ss']),
-      node('Add', ['Ss', 'mask'], ['Sm']),
-      node('Softmax', ['Sm'], ['P'], { axis: { i: -1 } }),
-      node('MatMul', ['P', 'V'], ['Y']),
-    ],
-    inputs: [bhld('Q'), bhld('K'), bhld('V'), valueInfo('mask', FLOAT, [L, L]), valueInfo('scale', FLOAT, [])],
-    outputs: [bhld('Y')],
-  });
-}
-
-function mhaGraph(L) {
-  const bld = (n) => valueInfo(n, FLOAT, [1, L, E]);
-  return model({
-    nodes: [node('MultiHeadAttention', ['Q', 'K', 'V'], ['Y'], { num_heads: { i: H }, unidirectional: { i: 1 } }, 'com.microsoft')],
-    inputs: [bld('Q'), bld('K'), bld('V')], outputs: [bld('Y')], opsets: { '': 17, 'com.microsoft': 1 },
-  });
-}
 
 /** In a fresh process: every workload at `threads` threads, attnkit and onnxruntime-web. */
 async function measure(threads) {
@@ -64,12 +40,13 @@ async function measure(threads) {
     const impls = { attnkit: () => ak.attention(T, T, T, { causal: true }) };
     const sessions = [], errors = [];
     const bld = new ort.Tensor('float32', new Float32Array(L * E).map((_, i) => Math.sin(i * 0.61) * 0.5), [1, L, E]);
-    const graphs = [['MultiHeadAttention', mhaGraph(L), { Q: bld, K: bld, V: bld }]];
+    const g = ortGraphs(L);
+    const graphs = [['MultiHeadAttention', g.mhaCausal, { Q: bld, K: bld, V: bld }]];
     if (L <= 2048) {
       const mask = new Float32Array(L * L);
       for (let i = 0; i < L; i++) for (let j = i + 1; j < L; j++) mask[i * L + j] = -Infinity;
       const bhld = new ort.Tensor('float32', x, [1, H, L, D]);
-      graphs.push(['MatMul/Softmax', explicitGraph(L), { Q: bhld, K: bhld, V: bhld, mask: new ort.Tensor('float32', mask, [L, L]),
+      graphs.push(['MatMul/Softmax', g.explicit, { Q: bhld, K: bhld, V: bhld, mask: new ort.Tensor('float32', mask, [L, L]),
         scale: new ort.Tensor('float32', Float32Array.of(1 / 8), []) }]);
     }
     for (const [name, graph, feeds] of graphs) {
