@@ -804,8 +804,9 @@ new ResizeObserver(([entry]) => {
 tutorial.ready = (async () => {
   try {
     const { backend, threads, threadsUnavailableReason } = await call('init');
-    $('backend').textContent = threads > 1 ? `${backend}, ${threads} threads` : backend;
-    if (threadsUnavailableReason) $('backend').title = `No threads: ${threadsUnavailableReason}`;
+    // Where threads cannot run, the page says why (section 10 repeats it).
+    $('backend').textContent = threads > 1 ? `${backend}, ${threads} threads`
+      : `${backend}, one thread${threadsUnavailableReason ? `: ${threadsUnavailableReason}` : ''}`;
   } catch (e) {
     $('backend').textContent = `failed: ${e.message}`;
     throw e;
