@@ -50,8 +50,11 @@ test('a cross-origin-isolated page and its module worker run the threaded build,
 });
 
 test('a page served without COOP/COEP falls back to the single-thread build and says why', async (t) => {
-  const { page, problems, close } = await openPage({ served: ['web'], isolated: false });
+  const { page, problems, close } = await openPage({ isolated: false }); // the tutorial's server, without the headers
   t.after(close);
+  // The tutorial (its worker loads attnkit) runs, single-threaded, and says why.
+  await page.evaluate(() => window.tutorial.ready);
+  assert.match(await page.textContent('#backend'), /^wasm-simd128, one thread: the page is not cross-origin isolated/);
   const r = await page.evaluate(async () => {
     const { load } = await import('/web/attnkit.js');
     const ak = await load();
