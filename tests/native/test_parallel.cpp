@@ -107,7 +107,8 @@ TEST(ThreadedLinear, SameBitsAtEveryThreadCount) {
 
 TEST(ThreadedNormsAndActivations, SameBitsAtEveryThreadCount) {
   unsigned seed = 51;
-  for (const auto& [rows, dim] : {std::pair{771, 129}, std::pair{65, 4099}, std::pair{1031, 63}, std::pair{3, 7}}) {
+  for (const auto& shape : {std::pair{771, 129}, std::pair{65, 4099}, std::pair{1031, 63}, std::pair{3, 7}}) {
+    const int rows = shape.first, dim = shape.second;  // (C++17 lambdas cannot capture structured bindings)
     const auto x = random_normal(static_cast<std::size_t>(rows) * dim, seed++, 2.f, 0.5f);
     const auto g = random_normal(dim, seed++), b = random_normal(dim, seed++);
     expect_same_at_every_count("layer_norm", [&] {
