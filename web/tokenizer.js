@@ -640,24 +640,34 @@ export class Tokenizer extends OwnedHandle {
       ends[i] = at;
       firsts[i] = parts[i].start === 0 ? 1 : 0;
     }
-    const r = n === 0 ? new Int32Array(0) : this._whole === 'texts'
-      ? heap._call(fn, '_tokenizerEncodeTexts', [this._handle, base + head, at, base, base + 4 * n, n], undefined, Int32Array)
-      : heap._call(fn, '_sentencepieceEncode', [this._handle, base + head, at, base, n], undefined, Int32Array);
-    // De-interleave the (id, start, end) triples into typed arrays per text, segment offsets added.
-    let k = parts.length, p = 0;
+    const [ptr, count] = n === 0 ? [0, 0] : this._whole === 'texts'
+      ? heap._raw(fn, '_tokenizerEncodeTexts', [this._handle, base + head, at, base, base + 4 * n, n])
+      : heap._raw(fn, '_sentencepieceEncode', [this._handle, base + head, at, base, n]);
+    try {
+      // Read in place (no copy): nothing below allocates in the wasm heap.
+      return this._deinterleave(segs, parts.length, ptr ? heap._view(Int32Array, ptr, count) : new Int32Array(0));
+    } finally {
+      if (ptr) heap._m._free(ptr);
+    }
+  }
+
+  // The (count per part, then (id, start, end) triples) the C++ side returned -> typed arrays per
+  // text, segment offsets added.
+  _deinterleave(segs, parts, r) {
+    let k = parts, p = 0;
     return segs.map((list) => {
       let n = 0;
       for (let g = 0, q = p; g < list.length; g++) {
         if (list[g].id !== undefined) n++;
         else if (list[g].text !== '') n += r[q++];
       }
-      const out = { ids: new Int32Array(n), starts: new Int32Array(n), ends: new Int32Array(n) };
+      const out = { ids: new Int32Array(n), spans: new Int32Array(2 * n) };
       let j = 0;
       for (const g of list) {
         if (g.id !== undefined) {
           out.ids[j] = g.id;
-          out.starts[j] = g.start;
-          out.ends[j++] = g.end;
+          out.spans[2 * j] = g.start;
+          out.spans[2 * j++ + 1] = g.end;
           continue;
         }
         if (g.text === '') continue;
@@ -669,22 +679,23 @@ export class Tokenizer extends OwnedHandle {
             const from = g.map[a]?.[0] ?? g.text.length;
             [a, b] = [from, b > r[k + 1] ? g.map[b - 1][1] : from];
           }
-          out.starts[j] = g.start + a;
-          out.ends[j] = g.start + b;
+          out.spans[2 * j] = g.start + a;
+          out.spans[2 * j + 1] = g.start + b;
         }
       }
       return out;
     });
   }
 
-  // [{id, start, end}] -> {ids, starts, ends} typed arrays (the word-level tokenizers' pieces).
+  // [{id, start, end}] -> {ids, spans: [start, end] pairs} typed arrays (the word-level
+  // tokenizers' pieces).
   static _typed(list) {
     const n = list.length;
-    const out = { ids: new Int32Array(n), starts: new Int32Array(n), ends: new Int32Array(n) };
+    const out = { ids: new Int32Array(n), spans: new Int32Array(2 * n) };
     for (let i = 0; i < n; i++) {
       out.ids[i] = list[i].id;
-      out.starts[i] = list[i].start;
-      out.ends[i] = list[i].end;
+      out.spans[2 * i] = list[i].start;
+      out.spans[2 * i + 1] = list[i].end;
     }
     return out;
   }
@@ -828,7 +839,7 @@ export class Tokenizer extends OwnedHandle {
     return this._finish(fn, rows, toMax ? maxLength : undefined, padId, batched, paddingSide === 'left');
   }
 
-  // Pieces {ids, starts, ends} of a text (and its pair) -> a row: truncated, with the template.
+  // Pieces {ids, spans} of a text (and its pair) -> a row: truncated, with the template.
   _encodeOne(fn, a, b, addSpecialTokens, maxLength, truncation) {
     const tmpl = addSpecialTokens && this._s.template ? this._s.template[b ? 'pair' : 'single'] : null;
     if (maxLength !== undefined && !(Number.isInteger(maxLength) && maxLength >= 0)) {
@@ -859,7 +870,7 @@ export class Tokenizer extends OwnedHandle {
         if (cutB) nb--;
         else na--;
       }
-      const cut = (x, m) => ({ ids: x.ids.subarray(0, m), starts: x.starts.subarray(0, m), ends: x.ends.subarray(0, m) });
+      const cut = (x, m) => ({ ids: x.ids.subarray(0, m), spans: x.spans.subarray(0, 2 * m) });
       a = cut(a, na);
       if (b) b = cut(b, nb);
     }
@@ -867,7 +878,7 @@ export class Tokenizer extends OwnedHandle {
     const parts = tmpl ?? [{ sequence: 0, typeId: 0 }, ...(b ? [{ sequence: 1, typeId: 1 }] : [])];
     let n = 0;
     for (const t of parts) n += t.sequence === undefined ? 1 : (t.sequence === 0 ? a : b).ids.length;
-    const row = { ids: new Int32Array(n), types: new Int32Array(n), starts: new Int32Array(n).fill(-1), ends: new Int32Array(n) };
+    const row = { ids: new Int32Array(n), types: new Int32Array(n), spans: new Int32Array(2 * n).fill(-1) };
     let j = 0;
     for (const t of parts) {
       if (t.sequence === undefined) {
@@ -877,8 +888,7 @@ export class Tokenizer extends OwnedHandle {
       }
       const x = t.sequence === 0 ? a : b;
       row.ids.set(x.ids, j);
-      row.starts.set(x.starts, j);
-      row.ends.set(x.ends, j);
+      row.spans.set(x.spans, 2 * j);
       row.types.fill(t.typeId, j, j + x.ids.length);
       j += x.ids.length;
     }
@@ -894,38 +904,52 @@ export class Tokenizer extends OwnedHandle {
       throw new AttnkitError(`${fn}: this tokenizer has no pad token; pass padId`, { code: 'ERR_INVALID_ARGUMENT', argument: 'padId' });
     }
     const B = rows.length;
-    const ids = new Int32Array(B * L), mask = new Int32Array(B * L), types = new Int32Array(B * L), positions = new Int32Array(B * L);
+    // One unpadded row (one text, the common call): its arrays become the result's, no copies.
+    const whole = B === 1 && rows[0].ids.length === L;
+    const ids = whole ? rows[0].ids : new Int32Array(B * L), types = whole ? rows[0].types : new Int32Array(B * L);
+    const mask = new Int32Array(B * L);
     const padType = this._s.pad?.typeId ?? 0;
-    // Left padding (batched causal models) puts the pads first; positions then count the tokens
-    // only, as generation does (cumsum(mask) - 1, pads at 1).
-    for (let b = 0; b < B; b++) {
-      const r = rows[b], n = r.ids.length, row = b * L, first = left ? L - n : 0;
-      if (n < L) {
-        ids.fill(pad, row, row + L);
-        types.fill(padType, row, row + L);
+    // Left padding (batched causal models) puts the pads first.
+    if (whole) mask.fill(1);
+    else {
+      for (let b = 0; b < B; b++) {
+        const r = rows[b], n = r.ids.length, row = b * L, first = left ? L - n : 0;
+        if (n < L) {
+          ids.fill(pad, row, row + L);
+          types.fill(padType, row, row + L);
+        }
+        ids.set(r.ids, row + first);
+        types.set(r.types, row + first);
+        mask.fill(1, row + first, row + first + n);
       }
-      for (let i = 0; i < n; i++) {
-        ids[row + first + i] = r.ids[i];
-        mask[row + first + i] = 1;
-        types[row + first + i] = r.types[i];
-      }
-      for (let i = 0; i < L; i++) positions[row + i] = left ? (i < first ? 1 : i - first) : i;
     }
     const dims = batched ? [B, L] : [L];
     const result = {
       inputIds: new Tensor('int32', ids, dims), attentionMask: new Tensor('int32', mask, dims),
-      tokenTypeIds: new Tensor('int32', types, dims), positionIds: new Tensor('int32', positions, dims),
+      tokenTypeIds: new Tensor('int32', types, dims),
     };
-    // tokens and offsets are built on first read (most callers only want the tensors).
+    // positionIds, tokens and offsets are built on first read (most callers only want the ids).
     const vocab = this.vocab;
-    const lazy = (name, make) => Object.defineProperty(result, name, {
+    const once = (name, make) => Object.defineProperty(result, name, {
       enumerable: true, configurable: true,
       get() {
-        const rowsOut = rows.map((r, b) => make(r, b));
-        const value = batched ? rowsOut : rowsOut[0];
+        const value = make();
         Object.defineProperty(result, name, { value, enumerable: true, writable: true, configurable: true });
         return value;
       },
+    });
+    const lazy = (name, make) => once(name, () => {
+      const rowsOut = rows.map((r, b) => make(r, b));
+      return batched ? rowsOut : rowsOut[0];
+    });
+    // Positions count the tokens only, as generation does (cumsum(mask) - 1, left pads at 1).
+    once('positionIds', () => {
+      const positions = new Int32Array(B * L);
+      for (let b = 0; b < B; b++) {
+        const first = left ? L - rows[b].ids.length : 0;
+        for (let i = 0; i < L; i++) positions[b * L + i] = left ? (i < first ? 1 : i - first) : i;
+      }
+      return new Tensor('int32', positions, dims);
     });
     lazy('tokens', (r, b) => Array.from(ids.subarray(b * L, (b + 1) * L), (id) => vocab[id]));
     lazy('offsets', (r) => {
@@ -933,7 +957,7 @@ export class Tokenizer extends OwnedHandle {
       const first = left ? L - r.ids.length : 0;
       for (let i = 0; i < L; i++) {
         const k = i - first;
-        out[i] = k >= 0 && k < r.ids.length && r.starts[k] >= 0 ? [r.starts[k], r.ends[k]] : [0, 0];
+        out[i] = k >= 0 && k < r.ids.length && r.spans[2 * k] >= 0 ? [r.spans[2 * k], r.spans[2 * k + 1]] : [0, 0];
       }
       return out;
     });
