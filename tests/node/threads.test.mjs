@@ -118,3 +118,17 @@ test('threaded calls leak nothing, and refused calls leave the module working', 
   assert.equal(threaded.mallocInUse(), before);
   assert.ok(sameBits(threaded.attention(x, x, x).data, single.attention(x, x, x).data));
 });
+
+test('named files: a wasmUrl map with the threaded key, or bytes with threads, run threaded; without, single-thread', async () => {
+  const dist = new URL('../../web/dist/', import.meta.url);
+  const byMap = await load({ wasmUrl: { 'wasm-simd128-threads': new URL('attnkit-simd-threads.wasm', dist) } });
+  assert.deepEqual([byMap.backend, byMap.threads > 1], ['wasm-simd128-threads', true]);
+  const bytes = (await import('node:fs')).readFileSync(new URL('attnkit-simd-threads.wasm', dist));
+  const byBytes = await load({ wasmBinary: bytes, threads: 2 });
+  assert.deepEqual([byBytes.backend, byBytes.threads], ['wasm-simd128-threads', 2]);
+  const x = { data: randn(2 * 300 * 16, 9), dims: [1, 2, 300, 16] };
+  assert.ok(sameBits(byBytes.attention(x, x, x, { causal: true }).data, single.attention(x, x, x, { causal: true }).data));
+  const oneUrl = await load({ wasmUrl: new URL('attnkit-simd.wasm', dist) });
+  assert.deepEqual([oneUrl.backend, oneUrl.threads], ['wasm-simd128', 1]);
+  assert.match(oneUrl.threadsUnavailableReason, /wasmUrl was given without threads/);
+});
