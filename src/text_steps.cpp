@@ -141,6 +141,25 @@ Status Tokenizer::encode_text(const char* text, std::size_t length, std::vector<
   for (std::size_t i = 0; i < cps.size();) {
     std::size_t j = i + 1;  // \P{M}\p{M}* or \p{M}+: marks join what precedes them
     while (j < cps.size() && (flags(cps[j]) & unicode::kMark)) ++j;
+    if (j == i + 1 && cps[i] < 0x80) {
+      // An ASCII character alone (most of most texts): the same steps without the vectors. ASCII
+      // has no accents or Chinese; cleaning drops controls and makes whitespace a space.
+      uint32_t c = cps[i];
+      bool keep = true;
+      for (const TextStep& s : normalizer_) {
+        if (s.kind == TextStep::bert && s.clean) {
+          if (c == 0 || is_control(c)) keep = false;
+          else if (is_space(c)) c = ' ';
+        }
+        if ((s.kind == TextStep::bert && s.lower) || s.kind == TextStep::lowercase) c = c >= 'A' && c <= 'Z' ? c + 32 : c;
+      }
+      if (keep) {
+        norm.push_back(c);
+        src.push_back({pos[i], pos[j]});
+      }
+      i = j;
+      continue;
+    }
     a.assign(cps.begin() + static_cast<std::ptrdiff_t>(i), cps.begin() + static_cast<std::ptrdiff_t>(j));
     for (const TextStep& s : normalizer_) {
       b.clear();

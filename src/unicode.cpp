@@ -54,6 +54,10 @@ int lower(uint32_t cp, uint32_t* out) {
 }
 
 int nfd(uint32_t cp, uint32_t* out) {
+  if (cp < 0xC0) {  // nothing below U+00C0 decomposes (canonically): no search
+    out[0] = cp;
+    return 1;
+  }
   if (cp >= 0xAC00 && cp <= 0xD7A3) {  // Hangul syllable: L V (T)
     const uint32_t s = cp - 0xAC00;
     out[0] = 0x1100 + s / 588;
