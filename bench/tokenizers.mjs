@@ -51,7 +51,7 @@ const SP_DIR = path.join(ROOT, 'tests/fixtures/sentencepiece');
 // repeated line would time its cache): words of the fixtures' corpus (Bible verses, fortunes,
 // accents, CJK, Thai, Arabic, emoji, code) drawn by a seeded generator into lines of 8-30 words,
 // with a CJK, emoji or code fragment in every fourth line.
-function mixedText() {
+export function mixedText() {
   const expected = JSON.parse(fs.readFileSync(path.join(SP_DIR, 'expected.json'), 'utf8'));
   const words = expected.lines.join(' ').split(/\s+/).filter(Boolean);
   const extra = ['東京は日本の首都です。', '北京是中国的首都。', '서울은 한국의 수도입니다.', 'I ❤️ emoji 😀🎉👨‍👩‍👧‍👦 🇫🇷🇯🇵',
@@ -127,10 +127,12 @@ export async function benchTokenizers(ak, table) {
       const n = encOurs.attentionMask.data.subarray(i * L, (i + 1) * L).reduce((a, b) => a + b, 0);
       if (n === want.length && got.every((x, k) => x === want[k])) agree++;
     }
+    // 1 000 warm-up calls each: with 20 (this bench's first version) both libraries were still
+    // partly in V8's baseline tiers, which measured the JIT as much as the tokenizers.
     const r = await interleaved({
       ours: () => ours.encode(sentence()),
       peer: () => peer.encode(sentence()),
-    }, { warm: 20, rounds: 200 });
+    }, { warm: 1000, rounds: 1000, budgetMs: 20000 });
     const rb = await interleaved({
       ours: () => ours.encode(batch, { padId: 0 }),
       peer: () => batch.map((s) => peer.encode(s)),

@@ -367,6 +367,45 @@ async function create(ak, fn, kind, a, b = '', lowercase = true) {
   return new Tokenizer(heap, handle, JSON.parse(heap._m._tokenizerSettings(handle)));
 }
 
+// An encoding's fields built on first read from its hidden state (Tokenizer._finish): each getter
+// replaces itself with the value, which stays an own, enumerable, writable property.
+const ENCODING_STATE = Symbol('attnkit.encoding');
+const perRow = (s, make) => {
+  const out = s.rows.map((r, b) => make(r, b, s));
+  return s.batched ? out : out[0];
+};
+const ENCODING_FIELDS = {
+  // Positions count the tokens only, as generation does (cumsum(mask) - 1, left pads at 1).
+  positionIds(s) {
+    const { B, L, left, rows } = s;
+    const positions = new Int32Array(B * L);
+    for (let b = 0; b < B; b++) {
+      const first = left ? L - rows[b].ids.length : 0;
+      for (let i = 0; i < L; i++) positions[b * L + i] = left ? (i < first ? 1 : i - first) : i;
+    }
+    return new Tensor('int32', positions, s.dims);
+  },
+  tokens: (s) => perRow(s, (r, b) => Array.from(s.ids.subarray(b * s.L, (b + 1) * s.L), (id) => s.vocab[id])),
+  offsets: (s) => perRow(s, (r) => {
+    const { L } = s;
+    const out = new Array(L);
+    const first = s.left ? L - r.ids.length : 0;
+    for (let i = 0; i < L; i++) {
+      const k = i - first;
+      out[i] = k >= 0 && k < r.ids.length && r.spans[2 * k] >= 0 ? [r.spans[2 * k], r.spans[2 * k + 1]] : [0, 0];
+    }
+    return out;
+  }),
+};
+const LAZY_ENCODING = Object.fromEntries(Object.entries(ENCODING_FIELDS).map(([name, make]) => [name, {
+  enumerable: true, configurable: true,
+  get() {
+    const value = make(this[ENCODING_STATE]);
+    Object.defineProperty(this, name, { value, enumerable: true, writable: true, configurable: true });
+    return value;
+  },
+}]));
+
 export class Tokenizer extends OwnedHandle {
   /** tokenizer.json (text, bytes, parsed object or Response). */
   static async fromJSON(ak, tokenizerJson) {
@@ -600,8 +639,10 @@ export class Tokenizer extends OwnedHandle {
     return segments;
   }
 
-  // Texts -> for each, [{id, start, end}] before the template. SentencePiece: one C++ call for all.
-  _piecesMany(fn, texts) {
+  // Texts -> for each, {ids, spans} before the template. SentencePiece: one C++ call for all.
+  // `reserve` ({before, after}) leaves that many slots around each text's pieces (the template's
+  // special tokens), so that _encodeOne can fill them in place instead of copying into a new row.
+  _piecesMany(fn, texts, reserve) {
     for (const t of texts) {
       if (typeof t !== 'string') {
         throw new AttnkitError(`${fn}: text must be a string, got ${describe(t)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'text' });
@@ -645,7 +686,7 @@ export class Tokenizer extends OwnedHandle {
       : heap._raw(fn, '_sentencepieceEncode', [this._handle, base + head, at, base, n]);
     try {
       // Read in place (no copy): nothing below allocates in the wasm heap.
-      return this._deinterleave(segs, parts.length, ptr ? heap._view(Int32Array, ptr, count) : new Int32Array(0));
+      return this._deinterleave(segs, parts.length, ptr ? heap._view(Int32Array, ptr, count) : new Int32Array(0), reserve);
     } finally {
       if (ptr) heap._m._free(ptr);
     }
@@ -653,7 +694,7 @@ export class Tokenizer extends OwnedHandle {
 
   // The (count per part, then (id, start, end) triples) the C++ side returned -> typed arrays per
   // text, segment offsets added.
-  _deinterleave(segs, parts, r) {
+  _deinterleave(segs, parts, r, reserve) {
     let k = parts, p = 0;
     return segs.map((list) => {
       let n = 0;
@@ -661,7 +702,15 @@ export class Tokenizer extends OwnedHandle {
         if (list[g].id !== undefined) n++;
         else if (list[g].text !== '') n += r[q++];
       }
-      const out = { ids: new Int32Array(n), spans: new Int32Array(2 * n) };
+      let out;
+      if (reserve) {
+        const total = reserve.before + n + reserve.after;
+        const whole = { ids: new Int32Array(total), spans: new Int32Array(2 * total), before: reserve.before };
+        out = { ids: whole.ids.subarray(reserve.before, reserve.before + n),
+          spans: whole.spans.subarray(2 * reserve.before, 2 * (reserve.before + n)), whole };
+      } else {
+        out = { ids: new Int32Array(n), spans: new Int32Array(2 * n) };
+      }
       let j = 0;
       for (const g of list) {
         if (g.id !== undefined) {
@@ -831,7 +880,12 @@ export class Tokenizer extends OwnedHandle {
     const batched = Array.isArray(text);
     const texts = batched ? text : [text];
     const pairs = pair === undefined ? null : batched ? pair : [pair];
-    const pieces = this._piecesMany(fn, pairs ? [...texts, ...pairs] : texts);
+    // One text per row, no pair and no truncation: the pieces get room for the template's specials.
+    const tmpl = addSpecialTokens && !pairs && maxLength === undefined ? this._s.template?.single : null;
+    const at = tmpl ? tmpl.findIndex((t) => t.sequence !== undefined) : -1;
+    const reserve = at >= 0 && tmpl.filter((t) => t.sequence !== undefined).length === 1
+      ? { before: at, after: tmpl.length - at - 1 } : undefined;
+    const pieces = this._piecesMany(fn, pairs ? [...texts, ...pairs] : texts, reserve);
     const rows = texts.map((_, i) =>
       this._encodeOne(fn, pieces[i], pairs ? pieces[texts.length + i] : null, addSpecialTokens, maxLength, truncation));
     // A batch is always padded to its longest row; padding true / 'max_length' pad to maxLength.
@@ -878,6 +932,23 @@ export class Tokenizer extends OwnedHandle {
     const parts = tmpl ?? [{ sequence: 0, typeId: 0 }, ...(b ? [{ sequence: 1, typeId: 1 }] : [])];
     let n = 0;
     for (const t of parts) n += t.sequence === undefined ? 1 : (t.sequence === 0 ? a : b).ids.length;
+    const w = a.whole;
+    if (!b && w && w.ids.length === n && a.ids.length === n - (tmpl ? tmpl.length - 1 : 0)) {
+      // The pieces were laid out with room for the template's specials: fill them in place.
+      const types = new Int32Array(n);
+      let j = 0;
+      for (const t of parts) {
+        if (t.sequence === undefined) {
+          w.ids[j] = t.id;
+          w.spans[2 * j] = w.spans[2 * j + 1] = -1;
+          types[j++] = t.typeId;
+        } else {
+          types.fill(t.typeId, j, j + a.ids.length);
+          j += a.ids.length;
+        }
+      }
+      if (j === n) return { ids: w.ids, types, spans: w.spans };
+    }
     const row = { ids: new Int32Array(n), types: new Int32Array(n), spans: new Int32Array(2 * n).fill(-1) };
     let j = 0;
     for (const t of parts) {
@@ -928,39 +999,10 @@ export class Tokenizer extends OwnedHandle {
       inputIds: new Tensor('int32', ids, dims), attentionMask: new Tensor('int32', mask, dims),
       tokenTypeIds: new Tensor('int32', types, dims),
     };
-    // positionIds, tokens and offsets are built on first read (most callers only want the ids).
-    const vocab = this.vocab;
-    const once = (name, make) => Object.defineProperty(result, name, {
-      enumerable: true, configurable: true,
-      get() {
-        const value = make();
-        Object.defineProperty(result, name, { value, enumerable: true, writable: true, configurable: true });
-        return value;
-      },
-    });
-    const lazy = (name, make) => once(name, () => {
-      const rowsOut = rows.map((r, b) => make(r, b));
-      return batched ? rowsOut : rowsOut[0];
-    });
-    // Positions count the tokens only, as generation does (cumsum(mask) - 1, left pads at 1).
-    once('positionIds', () => {
-      const positions = new Int32Array(B * L);
-      for (let b = 0; b < B; b++) {
-        const first = left ? L - rows[b].ids.length : 0;
-        for (let i = 0; i < L; i++) positions[b * L + i] = left ? (i < first ? 1 : i - first) : i;
-      }
-      return new Tensor('int32', positions, dims);
-    });
-    lazy('tokens', (r, b) => Array.from(ids.subarray(b * L, (b + 1) * L), (id) => vocab[id]));
-    lazy('offsets', (r) => {
-      const out = new Array(L);
-      const first = left ? L - r.ids.length : 0;
-      for (let i = 0; i < L; i++) {
-        const k = i - first;
-        out[i] = k >= 0 && k < r.ids.length && r.spans[2 * k] >= 0 ? [r.spans[2 * k], r.spans[2 * k + 1]] : [0, 0];
-      }
-      return out;
-    });
+    // positionIds, tokens and offsets are built on first read (most callers only want the ids),
+    // by getters shared by every encoding (no closures per call).
+    result[ENCODING_STATE] = { rows, ids, B, L, left, batched, dims, vocab: this.vocab };
+    Object.defineProperties(result, LAZY_ENCODING);
     return result;
   }
 
