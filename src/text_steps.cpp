@@ -262,6 +262,9 @@ Status Tokenizer::encode_text(const char* text, std::size_t length, std::vector<
           utf8::append(chars[static_cast<unsigned char>(byte)], model);
           owner.insert(owner.end(), model.size() - before, static_cast<uint32_t>(i - wb));
         }
+      } else if (norm[i] < 0x80) {  // one byte (most words): no encoder, no counted insert
+        model.push_back(static_cast<char>(norm[i]));
+        owner.push_back(static_cast<uint32_t>(i - wb));
       } else {
         const std::size_t before = model.size();
         utf8::append(norm[i], model);
