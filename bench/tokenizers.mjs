@@ -51,7 +51,7 @@ const SP_DIR = path.join(ROOT, 'tests/fixtures/sentencepiece');
 // repeated line would time its cache): words of the fixtures' corpus (Bible verses, fortunes,
 // accents, CJK, Thai, Arabic, emoji, code) drawn by a seeded generator into lines of 8-30 words,
 // with a CJK, emoji or code fragment in every fourth line.
-export function mixedText() {
+function mixedText() {
   const expected = JSON.parse(fs.readFileSync(path.join(SP_DIR, 'expected.json'), 'utf8'));
   const words = expected.lines.join(' ').split(/\s+/).filter(Boolean);
   const extra = ['東京は日本の首都です。', '北京是中国的首都。', '서울은 한국의 수도입니다.', 'I ❤️ emoji 😀🎉👨‍👩‍👧‍👦 🇫🇷🇯🇵',
