@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <numeric>
+#include <functional>
 #include <queue>
 #include <unordered_map>
 #include <utility>
@@ -368,13 +369,46 @@ void SentencePiece::unigram(std::string_view text, std::vector<Span>& out) const
   std::reverse(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
 }
 
-void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
-  struct Symbol {
-    int32_t prev, next;
-    uint32_t begin, size;  // the symbol's bytes; size 0 once merged into its left neighbour
-    bool freeze;           // a user-defined symbol: never merged
-    int32_t id;            // Hugging Face: the symbol's token (-1: an unknown character)
+// Hugging Face's BPE (listed merges of two known tokens, lowest rank first, leftmost on ties) on
+// the symbols bpe() split the text into. The agenda holds one 64-bit key per candidate,
+// rank << 32 | left: a pair is still valid when its left symbol is alive and the merge of it and
+// its current right neighbour has that rank (ranks are unique, so the same two tokens).
+void SentencePiece::bpe_ranked(std::vector<BpeSymbol>& symbols, std::vector<Span>& out) const {
+  std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> agenda;
+  const auto consider = [&](int32_t l, int32_t r) {
+    if (l < 0 || r < 0 || symbols[l].freeze || symbols[r].freeze) return;
+    const int32_t a = symbols[l].id, b = symbols[r].id;
+    if (a < 0 || b < 0) return;
+    if (const Merge* m = find_merge(a, b)) agenda.push(static_cast<uint64_t>(m->rank) << 32 | static_cast<uint32_t>(l));
   };
+  for (std::size_t i = 1; i < symbols.size(); ++i) consider(static_cast<int32_t>(i - 1), static_cast<int32_t>(i));
+  while (!agenda.empty()) {
+    const uint64_t top = agenda.top();
+    agenda.pop();
+    const auto left = static_cast<int32_t>(top & 0xFFFFFFFFu);
+    BpeSymbol& l = symbols[left];
+    if (l.size == 0 || l.next < 0) continue;
+    BpeSymbol& r = symbols[l.next];
+    if (l.freeze || r.freeze || l.id < 0 || r.id < 0) continue;
+    const Merge* m = find_merge(l.id, r.id);
+    if (!m || static_cast<uint64_t>(m->rank) != top >> 32) continue;  // stale
+    l.size += r.size;
+    l.id = m->merged;
+    const int32_t gone = l.next;
+    l.next = r.next;
+    if (r.next >= 0) symbols[r.next].prev = left;
+    symbols[gone].size = 0;
+    consider(l.prev, left);
+    consider(left, l.next);
+  }
+  for (int32_t i = symbols.empty() ? -1 : 0; i != -1; i = symbols[i].next) {
+    const BpeSymbol& y = symbols[i];
+    out.push_back({y.begin, y.begin + y.size, y.id < 0 ? unk_ : y.id});
+  }
+}
+
+void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
+  using Symbol = BpeSymbol;
   struct Pair {
     double score;  // the merged piece's score, or minus the merge's rank (Hugging Face)
     int32_t left, right;
@@ -392,6 +426,10 @@ void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
     const int32_t id = hf_ ? find(text.substr(at, len)) : -1;
     symbols.push_back({i - 1, at + len < text.size() ? i + 1 : -1, static_cast<uint32_t>(at), static_cast<uint32_t>(len), freeze, id});
     at += len;
+  }
+  if (hf_) {
+    bpe_ranked(symbols, out);
+    return;
   }
   std::priority_queue<Pair> agenda;
   // Merged pieces of type UNUSED, with the two pieces they came from (to split them back).

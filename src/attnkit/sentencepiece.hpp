@@ -123,6 +123,14 @@ class SentencePiece : public HeapObject {
   };
   void unigram(std::string_view normalized, std::vector<Span>& out) const;
   void bpe(std::string_view normalized, std::vector<Span>& out) const;
+  // One symbol of a text under BPE: a doubly linked list over the text's characters.
+  struct BpeSymbol {
+    int32_t prev, next;
+    uint32_t begin, size;  // the symbol's bytes; size 0 once merged into its left neighbour
+    bool freeze;           // a user-defined symbol: never merged
+    int32_t id;            // Hugging Face: the symbol's token (-1: an unknown character)
+  };
+  void bpe_ranked(std::vector<BpeSymbol>& symbols, std::vector<Span>& out) const;
   // Longest user-defined symbol at the start of s (0 when none).
   std::size_t user_symbol(const char* s, std::size_t n) const;
   // The id of s when it is a piece, else -1.
