@@ -6,6 +6,7 @@
 #include "attnkit/embedding.hpp"
 #include "attnkit/linear.hpp"
 #include "attnkit/norm.hpp"
+#include "attnkit/parallel.hpp"
 
 namespace attnkit {
 
@@ -206,7 +207,19 @@ EmbeddingsView Embeddings::view() const {
 void Embeddings::run(float* out, const Inputs& in, bool reference) const {
   const std::size_t n = static_cast<std::size_t>(in.batch * in.length);
 #if ATTNKIT_HAVE_SIMD
-  if (!reference) return simd::embeddings_rows(out, view(), in.ids, positions_.data(), in.types, n);
+  if (!reference) {
+    // Rows are independent: ranges of rows on the pool for large batches (a gather, sums and the
+    // norm: a few passes over each element).
+    constexpr double kGrain = 1 << 16;
+    const EmbeddingsView w = view();
+    const int32_t* positions = positions_.data();
+    parallel_ranges(n, 1, task_count(static_cast<double>(n) * dim_, kGrain, 4 * thread_count()),
+                    [&](std::size_t r0, std::size_t r1) {
+                      simd::embeddings_rows(out + r0 * dim_, w, in.ids + r0, positions + r0, in.types ? in.types + r0 : nullptr,
+                                            r1 - r0);
+                    });
+    return;
+  }
 #else
   (void)reference;  // the scalar build has only the reference kernel
 #endif

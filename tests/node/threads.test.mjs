@@ -132,3 +132,21 @@ test('named files: a wasmUrl map with the threaded key, or bytes with threads, r
   assert.deepEqual([oneUrl.backend, oneUrl.threads], ['wasm-simd128', 1]);
   assert.match(oneUrl.threadsUnavailableReason, /wasmUrl was given without threads/);
 });
+
+test('the embedding stage of a large batch: the same bits on 3 threads as on one', () => {
+  const [V, D, P, B, L] = [3001, 771, 512, 7, 509];
+  const weights = { word: randn(V * D, 31), position: randn(P * D, 32), tokenType: randn(2 * D, 33),
+    normWeight: randn(D, 34), normBias: randn(D, 35) };
+  const ids = { data: Int32Array.from({ length: B * L }, (_, i) => (i * 7919) % V), dims: [B, L] };
+  const types = { data: Int32Array.from({ length: B * L }, (_, i) => (i % L < L / 2 ? 0 : 1)), dims: [B, L] };
+  const out = [threaded, single].map((ak) => {
+    const m = new ak.Embeddings({ vocabSize: V, dim: D, maxPositions: P, typeVocabSize: 2 });
+    try {
+      m.setWeights(weights);
+      return m.forward(ids, { tokenTypeIds: types }).data;
+    } finally {
+      m.dispose();
+    }
+  });
+  assert.ok(sameBits(out[0], out[1]));
+});
