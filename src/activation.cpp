@@ -26,7 +26,7 @@ void activation(float* x, std::size_t n, Activation kind) {
 #if ATTNKIT_HAVE_SIMD
   // Element-wise, each vector through the same function (the tail too): ranges on the pool.
   constexpr double kGrain = 1 << 16;
-  parallel_ranges(n, 64, task_count(static_cast<double>(n), kGrain, 4 * thread_count()),
+  parallel_ranges(n, 64, task_count(static_cast<double>(n), kGrain),
                   [&](std::size_t i0, std::size_t i1) { simd::activation(x + i0, i1 - i0, kind); });
 #else
   ref::activation(x, n, kind);

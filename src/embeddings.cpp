@@ -213,7 +213,7 @@ void Embeddings::run(float* out, const Inputs& in, bool reference) const {
     constexpr double kGrain = 1 << 16;
     const EmbeddingsView w = view();
     const int32_t* positions = positions_.data();
-    parallel_ranges(n, 1, task_count(static_cast<double>(n) * dim_, kGrain, 4 * thread_count()),
+    parallel_ranges(n, 1, task_count(static_cast<double>(n) * dim_, kGrain),
                     [&](std::size_t r0, std::size_t r1) {
                       simd::embeddings_rows(out + r0 * dim_, w, in.ids + r0, positions + r0, in.types ? in.types + r0 : nullptr,
                                             r1 - r0);

@@ -39,9 +39,8 @@ void linear(float* y, const float* x, std::size_t rows, int in, int out, const f
 #if ATTNKIT_HAVE_SIMD
   // Below ~2^18 multiply-adds (64 us in wasm) a task costs about what waking a thread does.
   constexpr double kGrain = 1 << 18;
-  const int threads = thread_count();
-  const int tasks = task_count(static_cast<double>(rows) * in * out, kGrain, 4 * threads);
-  if (rows >= static_cast<std::size_t>(16 * threads)) {
+  const int tasks = task_count(static_cast<double>(rows) * in * out, kGrain);
+  if (rows >= static_cast<std::size_t>(16 * thread_count())) {
     // Row ranges that start at multiples of 4 (each thread streams all of W through its cache).
     parallel_ranges(rows, 4, tasks, [&](std::size_t r0, std::size_t r1) {
       simd::linear(y + r0 * out, x + r0 * in, r1 - r0, in, out, w, layout, bias, 0, out);

@@ -76,7 +76,7 @@ Status layer_norm(float* out, const float* x, std::size_t rows, int dim, const f
   if (!s.ok()) return s;
 #if ATTNKIT_HAVE_SIMD
   // Rows are independent: ranges of rows on the pool, large batches only.
-  parallel_ranges(rows, 1, task_count(static_cast<double>(rows) * dim, kNormGrain, 4 * thread_count()),
+  parallel_ranges(rows, 1, task_count(static_cast<double>(rows) * dim, kNormGrain),
                   [&](std::size_t r0, std::size_t r1) {
                     simd::layer_norm(out + r0 * dim, x + r0 * dim, r1 - r0, dim, gamma, beta, static_cast<float>(eps));
                   });
@@ -90,7 +90,7 @@ Status rms_norm(float* out, const float* x, std::size_t rows, int dim, const flo
   Status s = check_norm(static_cast<double>(rows), dim, eps);
   if (!s.ok()) return s;
 #if ATTNKIT_HAVE_SIMD
-  parallel_ranges(rows, 1, task_count(static_cast<double>(rows) * dim, kNormGrain, 4 * thread_count()),
+  parallel_ranges(rows, 1, task_count(static_cast<double>(rows) * dim, kNormGrain),
                   [&](std::size_t r0, std::size_t r1) {
                     simd::rms_norm(out + r0 * dim, x + r0 * dim, r1 - r0, dim, weight, static_cast<float>(eps));
                   });

@@ -27,6 +27,7 @@
 namespace attnkit {
 
 int task_count(double work, double grain, int max_tasks) {
+  if (max_tasks == 0) max_tasks = 4 * thread_count();
   if (!(work > 0) || !(grain > 0) || max_tasks <= 1 || thread_count() <= 1) return 1;
   return static_cast<int>(std::clamp(std::floor(work / grain), 1.0, static_cast<double>(max_tasks)));
 }
@@ -69,13 +70,11 @@ class Pool {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
-      stop_flag_ = true;
     }
     wake_.notify_all();
     for (auto& w : workers_) w.join();
     workers_.clear();
     stop_ = false;
-    stop_flag_ = false;
     for (int i = 1; i < n; ++i) workers_.emplace_back([this, i] { work(i); });
   }
 
@@ -135,7 +134,7 @@ class Pool {
       if (done()) done_.notify_one();
       // Watch for the next job a little while before sleeping (the lock is free meanwhile).
       lock.unlock();
-      for (int i = 0; i < kSpin && generation_.load(std::memory_order_acquire) == seen && !stop_flag_.load(std::memory_order_relaxed); ++i) {
+      for (int i = 0; i < kSpin && generation_.load(std::memory_order_acquire) == seen && !stop_.load(std::memory_order_relaxed); ++i) {
       }
       lock.lock();
     }
@@ -144,8 +143,8 @@ class Pool {
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable wake_, done_;
-  bool stop_ = false, open_ = false;
-  std::atomic<bool> stop_flag_{false};  // stop_, readable while spinning
+  bool open_ = false;
+  std::atomic<bool> stop_{false};  // set under the lock; read while spinning too
   std::atomic<unsigned long> generation_{0};
   std::atomic<int> holders_{0}, finished_{0}, running_{0};
   int count_ = 0;

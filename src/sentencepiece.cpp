@@ -410,10 +410,9 @@ void SentencePiece::bpe_ranked(std::vector<BpeSymbol>& symbols, std::vector<Span
 void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
   using Symbol = BpeSymbol;
   struct Pair {
-    double score;  // the merged piece's score, or minus the merge's rank (Hugging Face)
+    double score;  // the merged piece's score
     int32_t left, right;
     uint32_t size;
-    int32_t merged;  // Hugging Face: the merged token
     bool operator<(const Pair& o) const { return score < o.score || (score == o.score && left > o.left); }
   };
   std::vector<Symbol> symbols;
@@ -427,7 +426,7 @@ void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
     symbols.push_back({i - 1, at + len < text.size() ? i + 1 : -1, static_cast<uint32_t>(at), static_cast<uint32_t>(len), freeze, id});
     at += len;
   }
-  if (hf_) {
+  if (hf_) {  // Hugging Face: only listed merges of two known tokens, by rank
     bpe_ranked(symbols, out);
     return;
   }
@@ -438,19 +437,11 @@ void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
   const auto consider = [&](int32_t l, int32_t r) {
     if (l < 0 || r < 0 || symbols[l].freeze || symbols[r].freeze) return;
     const std::string_view joined = text.substr(symbols[l].begin, symbols[l].size + symbols[r].size);
-    if (hf_) {  // Hugging Face: only listed merges of two known tokens, by rank
-      const int32_t a = symbols[l].id, b = symbols[r].id;
-      if (a < 0 || b < 0) return;
-      const Merge* m = find_merge(a, b);
-      if (!m) return;
-      agenda.push({-static_cast<double>(m->rank), l, r, static_cast<uint32_t>(joined.size()), m->merged});
-      return;
-    }
     const int32_t id = find(joined);
     if (id < 0) return;
     const PieceType type = types_[id];
     if (type != PieceType::normal && type != PieceType::user_defined && type != PieceType::unused) return;
-    agenda.push({static_cast<double>(scores_[id]), l, r, static_cast<uint32_t>(joined.size()), id});
+    agenda.push({static_cast<double>(scores_[id]), l, r, static_cast<uint32_t>(joined.size())});
     if (type == PieceType::unused) unmerge[joined] = {view(symbols[l]), view(symbols[r])};
   };
   for (std::size_t i = 1; i < symbols.size(); ++i) consider(static_cast<int32_t>(i - 1), static_cast<int32_t>(i));
@@ -462,19 +453,11 @@ void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
     // Stale: a side was merged away or grew since the pair was queued (the library's test).
     if (l.size == 0 || r.size == 0 || l.size + r.size != top.size) continue;
     l.size += r.size;
-    l.id = top.merged;
     l.next = r.next;
     if (r.next >= 0) symbols[r.next].prev = top.left;
     r.size = 0;
     consider(l.prev, top.left);
     consider(top.left, l.next);
-  }
-  if (hf_) {  // the symbols are the tokens (Hugging Face has no UNUSED pieces)
-    for (int32_t i = symbols.empty() ? -1 : 0; i != -1; i = symbols[i].next) {
-      const Symbol& y = symbols[i];
-      out.push_back({y.begin, y.begin + y.size, y.id < 0 ? unk_ : y.id});
-    }
-    return;
   }
   // Resegment: an UNUSED piece is replaced by the pieces it was merged from, recursively.
   std::vector<std::string_view> stack;

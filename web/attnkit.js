@@ -171,10 +171,7 @@ async function instantiate(backend, threads, unavailable, explicitUrl, wasmBinar
     };
     const start = (module) => {
       const ak = new Attnkit(module, backend, loadersUrl, unavailable);
-      if (threads > 1) {
-        ak._raw('load', '_setThreads', [threads]);
-        ak.threads = module._threads();
-      }
+      if (threads > 1) ak._raw('load', '_setThreads', [threads]);
       return ak;
     };
     if (backend !== 'wasm-simd128-threads') return start(await Promise.race([instantiated, build.factory(options)]));
@@ -197,8 +194,6 @@ export class Attnkit extends WasmHeap {
     this.backend = backend;
     /** Why the threaded build is not the one running (null when it is). */
     this.threadsUnavailableReason = threadsUnavailableReason;
-    /** Threads the kernels run on: the pool's workers plus the calling thread (1 without threads). */
-    this.threads = module._threads();
     this._loadersUrl = loadersUrl; // where web/safetensors.js finds attnkit-loaders.wasm
     const ak = this;
     // The module classes bound to this Attnkit: `new ak.EncoderLayer(options)`.
@@ -235,6 +230,11 @@ export class Attnkit extends WasmHeap {
       fromSentencePiece: (tokenizerModel, options) => Tokenizer.fromSentencePiece(ak, tokenizerModel, options),
       fromPretrained: (source, options) => Tokenizer.fromPretrained(ak, source, options),
     };
+  }
+
+  /** Threads the kernels run on: the pool's workers plus the calling thread (1 without threads). */
+  get threads() {
+    return this._m._threads();
   }
 
   /**

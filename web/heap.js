@@ -1,6 +1,7 @@
 // The JavaScript side of a raw embind module (conventions in bindings/raw.hpp): one result slot,
 // status codes turned into AttnkitError, inputs copied in and results copied out, every wasm
-// allocation freed in `finally`. No heap view is kept across a call (memory growth detaches them).
+// allocation freed in `finally`. No heap view is kept across a call (memory growth detaches them)
+// but the result slot's, which is remade whenever the memory's buffer changes.
 import { AttnkitError } from './errors.js';
 import { describe } from './args.js';
 
@@ -20,8 +21,19 @@ export class WasmHeap {
         argument: this._m._lastErrorArgument(),
       });
     }
-    const slot = this._view(Uint32Array, this._slot, 2);
+    const slot = this._slotWords();
     return [slot[0], slot[1]];
+  }
+
+  // The result slot's four uint32, as a view kept while the memory's buffer stays the same (every
+  // raw call reads it: no new view per call).
+  _slotWords() {
+    const buffer = this._buffer();
+    if (this._slotBuffer !== buffer) {
+      this._slotBuffer = buffer;
+      this._slotView = new Uint32Array(buffer, this._slot, 4);
+    }
+    return this._slotView;
   }
 
   // Runs a raw function with the result slot and returns its float32 result: copied into `out`
@@ -77,8 +89,8 @@ export class WasmHeap {
 
   // The second [data, count] pair of the result slot (attention weights).
   _second() {
-    const slot = this._view(Uint32Array, this._slot + 8, 2);
-    return [slot[0], slot[1]];
+    const slot = this._slotWords();
+    return [slot[2], slot[3]];
   }
 
   // Copies typed arrays into fresh wasm allocations, runs body(offsets), frees them all.

@@ -97,11 +97,7 @@ export async function instantiateThreaded(threads, dist, options, body) {
     timer = setTimeout(() => fail(new Error(`the threaded module was not ready within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
     return Promise.race([factory(moduleOptions), failed]);
   };
-  const stop = () => {
-    clearTimeout(timer);
-    fail(new Error('done')); // settles `failed` (nothing listens any more)
-  };
-  failed.catch(() => {});
+  failed.catch(() => {}); // a failure after the race was decided has no listener
   const stopWorkers = () => {
     try {
       moduleOptions.PThread?.terminateAllThreads();
@@ -120,7 +116,7 @@ export async function instantiateThreaded(threads, dist, options, body) {
       stopWorkers();
       throw e;
     } finally {
-      stop();
+      clearTimeout(timer);
     }
   };
   if (!isNode) return run();

@@ -49,9 +49,9 @@ void parallel_for(int count, F&& f) {
 }
 
 // The number of tasks worth making for `work` units (multiply-adds, roughly) split into pieces of
-// at least `grain`, at most `max_tasks`: 1 (run on the caller) for small problems, where waking
-// the workers costs more than it saves.
-int task_count(double work, double grain, int max_tasks);
+// at least `grain`, at most `max_tasks` (0: four per thread, so uneven pieces still balance):
+// 1 (run on the caller) for small problems, where waking the workers costs more than it saves.
+int task_count(double work, double grain, int max_tasks = 0);
 
 // Runs f(begin, end) over [0, n) cut into up to `tasks` ranges whose starts are multiples of
 // `align` (the last range ends at n): for kernels whose blocks, aligned from 0, must not move.
