@@ -105,6 +105,23 @@ int tokenizer_encode(uintptr_t slot, double handle, uintptr_t words, double leng
   });
 }
 
+// A Split step's own regular expression over one string (UTF-16 units): int32 [start, end) pairs of
+// its matches, in units.
+int tokenizer_split(uintptr_t slot, double handle, int program, uintptr_t text, double units) {
+  Tokenizer* t = nullptr;
+  Status s = g_tokenizers.find(handle, t);
+  if (s.ok()) s = check_integer("text.length", units, 0, 1 << 29);
+  // Code points and their positions (8 bytes a unit), and at most a match pair per unit and one more.
+  if (s.ok()) s = check_heap("split", 16.0 * units + 65536);
+  std::vector<int32_t> out;
+  if (s.ok()) s = t->split_matches(program, in<uint16_t>(text), static_cast<std::size_t>(units), out);
+  if (!s.ok()) return fail(std::move(s));
+  return with_result<int32_t>(slot, out.size(), [&](int32_t* r) {
+    std::copy(out.begin(), out.end(), r);
+    return Status::success();
+  });
+}
+
 void tokenizer_free(double handle) { g_tokenizers.free(handle); }
 
 Registry<SentencePiece> g_sentencepieces{"SentencePiece", {}};
@@ -292,6 +309,7 @@ EMSCRIPTEN_BINDINGS(attnkit_loaders) {
   emscripten::function("_tokenizerCreate", &tokenizer_create);
   emscripten::function("_tokenizerSettings", &tokenizer_settings);
   emscripten::function("_tokenizerEncode", &tokenizer_encode);
+  emscripten::function("_tokenizerSplit", &tokenizer_split);
   emscripten::function("_tokenizerFree", &tokenizer_free);
   emscripten::function("_sentencepieceCreate", &sentencepiece_create);
   emscripten::function("_sentencepieceInfo", &sentencepiece_info);

@@ -9,7 +9,7 @@ bash scripts/setup.sh
 seconds=${1:-${FUZZ_SECONDS:-180}}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors tokenizer sentencepiece config attention)
+[ ${#targets[@]} -gt 0 ] || targets=(safetensors tokenizer sentencepiece config attention regex)
 jobs=$(nproc 2>/dev/null || echo 2)
 # build/fuzz is shared with the sanitizer suite (scripts/sanitize.sh): one clang build, two uses.
 [ -f build/fuzz/CMakeCache.txt ] || CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \

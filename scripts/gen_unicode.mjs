@@ -1,8 +1,9 @@
 // Writes src/unicode_tables.cpp: the Unicode properties the C++ text steps of the WordPiece and
 // byte-level BPE tokenizers need, read from this JavaScript engine (so that they agree exactly
 // with the JavaScript steps and with transformers.js on the same engine): per code point the
-// classes \p{L}, \p{N}, \p{P}, \p{Mn}, \p{M}, \p{Cc}|\p{Cf}, \s; String.toLowerCase and
-// String.normalize('NFD') of each single code point where they change it.
+// classes \p{L}, \p{N}, \p{P}, \p{Mn}, \p{M}, \p{Cc}|\p{Cf}, \s, \p{Alphabetic}; String.toLowerCase and
+// String.normalize('NFD') of each single code point where they change it; the general category of
+// every code point (for the Split pre-tokenizer's regular expressions).
 //   node scripts/gen_unicode.mjs        (the output is committed; the build never runs this)
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,12 +11,23 @@ import { fileURLToPath } from 'node:url';
 
 const OUT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../src/unicode_tables.cpp');
 const tests = [
-  [1, /\p{L}/u], [2, /\p{N}/u], [4, /\p{P}/u], [8, /\p{Mn}/u], [16, /\p{M}/u], [32, /[\p{Cc}\p{Cf}]/u], [64, /\s/u],
+  [1, /\p{L}/u], [2, /\p{N}/u], [4, /\p{P}/u], [8, /\p{Mn}/u], [16, /\p{M}/u], [32, /[\p{Cc}\p{Cf}]/u], [64, /\s/u], [128, /\p{Alphabetic}/u],
 ];
+// The general categories, in the order of unicode::Category.
+const CATEGORIES = ['Lu', 'Ll', 'Lt', 'Lm', 'Lo', 'Mn', 'Mc', 'Me', 'Nd', 'Nl', 'No', 'Pc', 'Pd', 'Ps', 'Pe', 'Pi', 'Pf',
+  'Po', 'Sm', 'Sc', 'Sk', 'So', 'Zs', 'Zl', 'Zp', 'Cc', 'Cf', 'Cs', 'Co', 'Cn'];
+const categoryTests = CATEGORIES.map((c) => new RegExp(`\\p{gc=${c}}`, 'u'));
+const categoryRuns = [];  // [first code point, category] where the category changes
 const ranges = [];
 const lower = [], nfd = [];
 let prev = -1, start = 0;
 for (let cp = 0; cp <= 0x110000; cp++) {
+  if (cp < 0x110000) {
+    const c = String.fromCodePoint(cp);
+    let k = cp >= 0xD800 && cp <= 0xDFFF ? CATEGORIES.indexOf('Cs') : categoryTests.findIndex((re) => re.test(c));
+    if (k < 0) throw new Error(`no category for U+${cp.toString(16)}`);
+    if (!categoryRuns.length || categoryRuns[categoryRuns.length - 1][1] !== k) categoryRuns.push([cp, k]);
+  }
   let flags = -2;
   if (cp < 0x110000 && !(cp >= 0xD800 && cp <= 0xDFFF)) {
     const c = String.fromCodePoint(cp);
@@ -57,7 +69,10 @@ namespace attnkit::unicode {
 const uint64_t kRanges[] = {${ranges.map(([a, b, f]) => `0x${(BigInt(a) << 32n | BigInt(b) << 8n | BigInt(f)).toString(16)}`).join(', ')}};
 const std::size_t kRangeCount = ${ranges.length};
 ${mapping('Lower', lower)}${mapping('Nfd', nfd)}
+// The general category from each listed code point on (to the next), as first << 5 | Category.
+const uint32_t kCategoryRuns[] = {${categoryRuns.map(([a, k]) => `0x${(a * 32 + k).toString(16)}`).join(', ')}};
+const std::size_t kCategoryRunCount = ${categoryRuns.length};
 }  // namespace attnkit::unicode
 `;
 fs.writeFileSync(OUT, text);
-console.log(`wrote ${OUT}: ${ranges.length} ranges, ${lower.length} lowercase and ${nfd.length} NFD mappings`);
+console.log(`wrote ${OUT}: ${ranges.length} ranges, ${lower.length} lowercase and ${nfd.length} NFD mappings, ${categoryRuns.length} category runs`);

@@ -295,8 +295,9 @@ ATTNKIT_FOR_SIZE Status pre_tokenizer_steps(const json& p, const std::string& wh
     return Status::success();
   }
   if (t == "Split") {
-    // A file's regular expression is never compiled: only the patterns of known models are run,
-    // by vetted equivalents in web/tokenizer.js (SPLIT_PATTERNS). A String pattern is a literal.
+    // The patterns of known models run as vetted equivalents in web/tokenizer.js (SPLIT_PATTERNS,
+    // V8's regular expressions); any other runs on attnkit's own engine (regex.hpp: linear time,
+    // no backtracking), compiled in Tokenizer::finish. A String pattern is a literal.
     static const std::pair<const char*, const char*> known[] = {
         {"cl100k", "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
         {"qwen2", "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
@@ -318,8 +319,10 @@ ATTNKIT_FOR_SIZE Status pre_tokenizer_steps(const json& p, const std::string& wh
       for (const auto& [name, text] : known)
         if (r == text) step["regex"] = name;
       if (!step.contains("regex")) {
-        return bad(where + ".pattern", where + ".pattern: this regular expression is not one attnkit runs (it runs those of "
-                                               "Llama 3 / GPT-4, Qwen 2 and GPT-2 exactly; a file's own regex is never compiled)");
+        Regex re;
+        Status c = Regex::compile(r, re);
+        if (!c.ok()) return bad(where + ".pattern", where + ".pattern: " + c.message);
+        step["pattern"] = r;
       }
     } else {
       return bad(where + ".pattern", where + ".pattern must be {\"Regex\": ...} or a non-empty {\"String\": ...}");
@@ -804,8 +807,45 @@ Status Tokenizer::finish(TokenizerModel model, nlohmann::json& settings) {
   settings["unkId"] = unk_;
   settings["continuingSubwordPrefix"] = model == TokenizerModel::wordpiece ? prefix_ : std::string();
   settings["vocab"] = tokens_;
+  // The Split steps' own regular expressions (checked when the steps were read).
+  if (settings.contains("preTokenizer")) {
+    for (auto& step : settings["preTokenizer"]) {
+      if (!step.contains("pattern")) continue;
+      patterns_.emplace_back();
+      Status s = Regex::compile(step["pattern"].get<std::string>(), patterns_.back());
+      if (!s.ok()) return s;
+      step["program"] = patterns_.size() - 1;
+    }
+  }
   settings_ = settings.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   plan_text_steps(settings);
+  return Status::success();
+}
+
+Status Tokenizer::split_matches(int32_t program, const uint16_t* text, std::size_t n, std::vector<int32_t>& out) const {
+  if (program < 0 || static_cast<std::size_t>(program) >= patterns_.size()) {
+    return bad("program", "program " + std::to_string(program) + " is not one of this tokenizer's " +
+                              std::to_string(patterns_.size()) + " Split patterns");
+  }
+  // UTF-16 units -> code points, and where each starts.
+  std::vector<uint32_t> cps;
+  std::vector<int32_t> unit;
+  cps.reserve(n);
+  unit.reserve(n + 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    uint32_t c = text[i];
+    unit.push_back(static_cast<int32_t>(i));
+    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < n && text[i + 1] >= 0xDC00 && text[i + 1] <= 0xDFFF) {
+      c = 0x10000 + ((c - 0xD800) << 10) + (text[i + 1] - 0xDC00);
+      ++i;
+    }
+    cps.push_back(c);
+  }
+  unit.push_back(static_cast<int32_t>(n));
+  const std::size_t before = out.size();
+  Status s = patterns_[program].find_all(cps.data(), cps.size(), out);
+  if (!s.ok()) return s;
+  for (std::size_t k = before; k < out.size(); ++k) out[k] = unit[out[k]];
   return Status::success();
 }
 

@@ -34,6 +34,24 @@ uint8_t flags(uint32_t cp) {
   return cp < 0x10000 ? bmp[cp] : search_flags(cp);
 }
 
+Category category(uint32_t cp) {
+  if (cp > 0x10FFFF) return Cn;
+  const auto run = [](uint32_t c) {
+    const uint32_t* it = std::upper_bound(kCategoryRuns, kCategoryRuns + kCategoryRunCount, c << 5 | 31u);
+    return static_cast<Category>(*(it - 1) & 31u);  // the first run starts at U+0000
+  };
+  // The Basic Multilingual Plane from a table, as flags() (the Split regexes test every character).
+  static const std::vector<uint8_t> bmp = [] {
+    std::vector<uint8_t> t(0x10000);
+    for (std::size_t i = 0; i < kCategoryRunCount && (kCategoryRuns[i] >> 5) < 0x10000; ++i) {
+      const uint32_t end = i + 1 < kCategoryRunCount ? std::min(kCategoryRuns[i + 1] >> 5, 0x10000u) : 0x10000u;
+      for (uint32_t c = kCategoryRuns[i] >> 5; c < end; ++c) t[c] = static_cast<uint8_t>(kCategoryRuns[i] & 31u);
+    }
+    return t;
+  }();
+  return cp < 0x10000 ? static_cast<Category>(bmp[cp]) : run(cp);
+}
+
 namespace {
 // Looks cp up in a generated mapping; writes its code points to out.
 int mapped(const uint64_t* table, std::size_t count, const uint32_t* data, uint32_t cp, uint32_t* out) {
@@ -70,10 +88,6 @@ int nfd(uint32_t cp, uint32_t* out) {
     if (s % 28 == 0) return 2;
     out[2] = 0x11A7 + s % 28;
     return 3;
-  }
-  if (cp < 0xC0) {
-    out[0] = cp;
-    return 1;
   }
   return mapped(kNfd, kNfdCount, kNfdData, cp, out);
 }

@@ -35,10 +35,10 @@ function bytesToUnicode() {
 }
 // GPT-2's pre-tokenisation pattern (encoder.py), with Unicode letter and number classes.
 const GPT2_PATTERN = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
-// The Split pre-tokenizer's patterns attnkit runs (C++ names them after comparing the file's
-// regex with the exact text of these models'; a file's own regex is never compiled): the same
-// expressions for JavaScript, (?i:...) spelt out with ASCII case classes as Hugging Face's
-// converters and transformers.js read it.
+// The Split pre-tokenizer's patterns of known models (C++ names them after comparing the file's
+// regex with their exact text), run by V8 as the same expressions for JavaScript, (?i:...) spelt
+// out with ASCII case classes. Any other pattern runs on attnkit's own engine in C++
+// (src/attnkit/regex.hpp, Tokenizer#_split).
 const CONTRACTIONS = "'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD])";
 const SPLIT_PATTERNS = {
   cl100k: new RegExp(`${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`, 'gu'),
@@ -150,6 +150,19 @@ export function matchPieces(text, matches) {
     if (m.index > at) pieces.push([at, m.index, false]);
     pieces.push([m.index, m.index + m[0].length, true]);
     at = m.index + m[0].length;
+  }
+  if (at < text.length) pieces.push([at, text.length, false]);
+  return pieces;
+}
+
+// The same from [start, end, start, end, ...] match ranges (attnkit's regex engine's answer).
+function rangePieces(text, ranges) {
+  const pieces = [];
+  let at = 0;
+  for (let k = 0; k < ranges.length; k += 2) {
+    if (ranges[k] > at) pieces.push([at, ranges[k], false]);
+    pieces.push([ranges[k], ranges[k + 1], true]);
+    at = ranges[k + 1];
   }
   if (at < text.length) pieces.push([at, text.length, false]);
   return pieces;
@@ -289,16 +302,21 @@ export function decodeChain(tokens, steps) {
   return tokens.join('');
 }
 
-/** Words of a normalised string: [{text, start}] (start: index into that string). */
-export function preTokenize(text, steps) {
+/** Words of a normalised string: [{text, start}] (start: index into that string). `split(program,
+ *  text)`: the match ranges of a Split step's own regular expression (the tokenizer's wasm). */
+export function preTokenize(text, steps, split) {
   let words = [{ text, start: 0 }];
   for (const step of steps) {
     const next = [];
     for (const w of words) {
       let pieces = null, behavior = null;
       if (step.type === 'split') {
-        const re = step.regex ? SPLIT_PATTERNS[step.regex] : null;
-        pieces = matchPieces(w.text, re ? w.text.matchAll(re) : literalMatches(w.text, step.literal));
+        if (step.program !== undefined) {
+          pieces = rangePieces(w.text, split(step.program, w.text));
+        } else {
+          const re = step.regex ? SPLIT_PATTERNS[step.regex] : null;
+          pieces = matchPieces(w.text, re ? w.text.matchAll(re) : literalMatches(w.text, step.literal));
+        }
         if (step.invert) for (const p of pieces) p[2] = !p[2];
         behavior = step.behavior;
       } else if (step.type === 'whitespace') {
@@ -586,6 +604,14 @@ export class Tokenizer extends OwnedHandle {
     // words to C++: steps only JavaScript runs, such as NFKC or Split).
     this._whole = this._sp === 'model' ? 'model' : heap._m._tokenizerEncodesTexts(handle) ? 'texts' : null;
     this._s = settings;
+    // A Split step's own regular expression runs in C++ (src/attnkit/regex.hpp): the string's
+    // UTF-16 units in, [start, end) match ranges out.
+    this._split = (program, text) => {
+      const units = new Uint16Array(text.length);
+      for (let i = 0; i < text.length; i++) units[i] = text.charCodeAt(i);
+      return heap._withInputs([units], ([p]) => heap._call('encode', '_tokenizerSplit', [handle, program, p, units.length],
+        undefined, Int32Array));
+    };
     /** Token strings by id. */
     this.vocab = settings.vocab;
     /** 'wordpiece', 'bpe' (byte-level or SentencePiece) or 'unigram'. */
@@ -768,7 +794,7 @@ export class Tokenizer extends OwnedHandle {
         n.text = ' ' + n.text;
         n.map.unshift([seg.start, seg.start]);
       }
-      for (const w of preTokenize(n.text, this._s.preTokenizer)) {
+      for (const w of preTokenize(n.text, this._s.preTokenizer, this._split)) {
         // For each byte of the string C++ sees: the [start, end) within w.text of the source
         // character it stands for (byte-level BPE sees 1-2 bytes per source byte).
         const from = [], to = [];

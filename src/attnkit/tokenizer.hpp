@@ -19,6 +19,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "attnkit/float_buffer.hpp"
+#include "attnkit/regex.hpp"
 #include "attnkit/sentencepiece.hpp"
 #include "attnkit/status.hpp"
 
@@ -66,6 +67,11 @@ class Tokenizer : public HeapObject {
   // One text (UTF-8) -> (id, start, end) triples, start and end byte offsets into the text (the
   // bindings turn them into UTF-16 units, as for SentencePiece).
   Status encode_text(const char* text, std::size_t length, std::vector<int32_t>& out);
+
+  // The matches of a Split pre-tokenizer's own regular expression (the settings' step
+  // {"type": "split", "program": k}; attnkit/regex.hpp) in text, given as UTF-16 units as
+  // JavaScript strings hold them (a lone surrogate is a character): [start, end) pairs in units.
+  Status split_matches(int32_t program, const uint16_t* text, std::size_t n, std::vector<int32_t>& out) const;
 
   // Words -> tokens. `words` holds the UTF-8 words back to back (`length` bytes), `ends[i]` the
   // byte where word i ends (non-decreasing, at most `length`). Appends (id, word index, byte end of
@@ -117,6 +123,7 @@ class Tokenizer : public HeapObject {
   std::size_t longest_token_ = 0;  // bytes of the longest vocabulary entry (bounds WordPiece's search)
   std::string settings_;
   std::unique_ptr<SentencePiece> sp_;
+  std::vector<Regex> patterns_;  // the Split steps' own regular expressions, by "program"
   // The text steps in C++ (read from settings in finish(); text_steps.cpp).
   struct TextStep {
     enum Kind { bert, lowercase, strip_accents, bert_split, whitespace_split, byte_level } kind;

@@ -16,7 +16,17 @@ enum Flag : uint8_t {
   kMark = 16,     // \p{M}
   kControl = 32,  // \p{Cc} or \p{Cf}
   kSpace = 64,    // JavaScript's \s
+  kAlphabetic = 128,  // \p{Alphabetic} (regular expressions' \w)
 };
+
+// The Unicode general categories (in the generator's order).
+enum Category : uint8_t {
+  Lu, Ll, Lt, Lm, Lo, Mn, Mc, Me, Nd, Nl, No, Pc, Pd, Ps, Pe, Pi, Pf, Po,
+  Sm, Sc, Sk, So, Zs, Zl, Zp, Cc, Cf, Cs, Co, Cn, kCategoryCount
+};
+
+// The general category of code point cp (Cn, unassigned, above U+10FFFF).
+Category category(uint32_t cp);
 
 // The flags of code point cp (0 for unassigned, symbols, separators other than \s, ...).
 uint8_t flags(uint32_t cp);
@@ -37,5 +47,7 @@ extern const std::size_t kLowerCount;
 extern const uint64_t kNfd[];
 extern const uint32_t kNfdData[];
 extern const std::size_t kNfdCount;
+extern const uint32_t kCategoryRuns[];
+extern const std::size_t kCategoryRunCount;
 
 }  // namespace attnkit::unicode

