@@ -47,33 +47,48 @@ function gpt2Json() {
 
 const SP_DIR = path.join(ROOT, 'tests/fixtures/sentencepiece');
 
-// About 1 MB of mixed text in distinct lines (transformers.js caches whole words and texts, so a
-// repeated line would time its cache): words of the fixtures' corpus (Bible verses, fortunes,
-// accents, CJK, Thai, Arabic, emoji, code) drawn by a seeded generator into lines of 8-30 words,
-// with a CJK, emoji or code fragment in every fourth line.
-function mixedText() {
+// Mixed text in distinct lines (both libraries cache: transformers.js whole texts for
+// SentencePiece BPE, both of them words, so a timed call must never see a line again): words of the
+// fixtures' corpus (Bible verses, fortunes, accents, CJK, Thai, Arabic, emoji, code) drawn by a
+// seeded generator into lines of 8-30 words, with a CJK, emoji or code fragment in every fourth
+// line, until `total` bytes; then cut into chunks of about 1 MB.
+function mixedText(total) {
   const expected = JSON.parse(fs.readFileSync(path.join(SP_DIR, 'expected.json'), 'utf8'));
   const words = expected.lines.join(' ').split(/\s+/).filter(Boolean);
   const extra = ['東京は日本の首都です。', '北京是中国的首都。', '서울은 한국의 수도입니다.', 'I ❤️ emoji 😀🎉👨‍👩‍👧‍👦 🇫🇷🇯🇵',
     'return a + b; // sum', 'for (int i = 0; i < n; ++i) {', 'Café crème brûlée, naïve façade', 'Straße, señor, mañana'];
   let seed = 12345;
-  const rand = (n) => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed % n;
+  const rand = (n) => {  // an LCG in 32-bit arithmetic (a float product would lose the low bits)
+    seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
+    return (seed >>> 8) % n;
   };
-  const lines = [];
-  let bytes = 0;
-  while (bytes < 1 << 20) {
+  const lines = [], chunks = [];
+  let bytes = 0, chunk = [], chunkBytes = 0;
+  while (bytes < total) {
     const n = 8 + rand(23);
     const parts = [];
     for (let i = 0; i < n; i++) parts.push(words[rand(words.length)]);
     if (lines.length % 4 === 0) parts.splice(rand(n), 0, extra[rand(extra.length)]);
     const l = parts.join(' ');
     lines.push(l);
-    bytes += Buffer.byteLength(l) + 1;
+    chunk.push(l);
+    const b = Buffer.byteLength(l) + 1;
+    bytes += b;
+    chunkBytes += b;
+    if (chunkBytes >= 1 << 20) {
+      chunks.push({ lines: chunk, bytes: chunkBytes });
+      chunk = [];
+      chunkBytes = 0;
+    }
   }
-  return { lines, bytes };
+  return { lines, chunks };
 }
+
+// Calls that take the next item of `items` each time (each library walks its own cursor).
+const cursor = (items) => {
+  let k = 0;
+  return () => items[k++ % items.length];
+};
 
 function peerFolder(name, json) {
   const dir = path.join(ROOT, 'build/bench-tokenizers', name);
@@ -93,11 +108,11 @@ export async function benchTokenizers(ak, table) {
     ['SentencePiece BPE (Llama form)', JSON.parse(fs.readFileSync(path.join(SP_DIR, 'bpe.tokenizer.json'), 'utf8'))],
     ['SentencePiece Unigram (T5 form)', JSON.parse(fs.readFileSync(path.join(SP_DIR, 'unigram.tokenizer.json'), 'utf8'))],
   ];
-  const { lines, bytes } = mixedText();
-  // One sentence at a time: a different one each call (the first 512 lines, about 90 characters).
-  let next = 0;
-  const sentence = () => lines[next++ % 512];
-  const batch = lines.slice(0, 64);
+  // 7 MB: one sentence per call (about 90 characters; 2 001 calls per library), a batch of 64
+  // new lines per call (34 calls), 1 MB of new lines per call (6 calls): nothing timed repeats.
+  const { lines, chunks } = mixedText(7 << 20);
+  const batches = Array.from({ length: Math.floor(lines.length / 64) }, (_, k) => lines.slice(64 * k, 64 * k + 64));
+  const bytes = chunks.reduce((a, c) => a + c.bytes, 0) / chunks.length;
   const rows = [], results = {};
   for (const [name, json] of families) {
     const text = JSON.stringify(json);
@@ -129,17 +144,20 @@ export async function benchTokenizers(ak, table) {
     }
     // 1 000 warm-up calls each: with 20 (this bench's first version) both libraries were still
     // partly in V8's baseline tiers, which measured the JIT as much as the tokenizers.
+    const [sentenceOurs, sentencePeer] = [cursor(lines), cursor(lines)];
     const r = await interleaved({
-      ours: () => ours.encode(sentence()),
-      peer: () => peer.encode(sentence()),
+      ours: () => ours.encode(sentenceOurs()),
+      peer: () => peer.encode(sentencePeer()),
     }, { warm: 1000, rounds: 1000, budgetMs: 20000 });
+    const [batchOurs, batchPeer] = [cursor(batches), cursor(batches)];
     const rb = await interleaved({
-      ours: () => ours.encode(batch, { padId: 0 }),
-      peer: () => batch.map((s) => peer.encode(s)),
+      ours: () => ours.encode(batchOurs(), { padId: 0 }),
+      peer: () => batchPeer().map((s) => peer.encode(s)),
     }, { warm: 3, rounds: 30 });
+    const [chunkOurs, chunkPeer] = [cursor(chunks), cursor(chunks)];
     const rm = await interleaved({
-      ours: () => ours.encode(lines, { padId: 0 }),
-      peer: () => lines.map((s) => peer.encode(s)),
+      ours: () => ours.encode(chunkOurs().lines, { padId: 0 }),
+      peer: () => chunkPeer().lines.map((s) => peer.encode(s)),
     }, { warm: 1, rounds: 4 });
     const lo = stats(loadOurs), lp = stats(loadPeer);
     const mbs = (ms) => bytes / 1e6 / (ms / 1e3);
@@ -150,7 +168,8 @@ export async function benchTokenizers(ak, table) {
       `${fmt(mbs(rm.ours.median), 2)} / ${fmt(mbs(rm.peer.median), 2)}`, fmt(rm.peer.median / rm.ours.median, 2), `${agree}/400`]);
     ours.dispose();
   }
-  table(`Tokenizers: attnkit / transformers.js (${(bytes / 1e6).toFixed(2)} MB mixed text in ${lines.length} lines; ratio = how many times faster attnkit is)`,
+  table(`Tokenizers: attnkit / transformers.js (every timed call on lines it has not seen: ${lines.length} lines of mixed text, ` +
+    `${(bytes / 1e6).toFixed(2)} MB per 1 MB call; ratio = how many times faster attnkit is)`,
     ['family', 'load ms', 'one sentence µs', 'ratio', '64 sentences ms', 'ratio', '1 MB: MB/s', 'ratio', 'same ids'], rows);
   return results;
 }

@@ -374,7 +374,22 @@ void SentencePiece::unigram(std::string_view text, std::vector<Span>& out) const
 // rank << 32 | left: a pair is still valid when its left symbol is alive and the merge of it and
 // its current right neighbour has that rank (ranks are unique, so the same two tokens).
 void SentencePiece::bpe_ranked(std::vector<BpeSymbol>& symbols, std::vector<Span>& out) const {
-  std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> agenda;
+  // A min-heap of rank << 32 | left in a vector reused between calls.
+  static thread_local std::vector<uint64_t> heap;
+  heap.clear();
+  struct Agenda {
+    std::vector<uint64_t>& h;
+    bool empty() const { return h.empty(); }
+    uint64_t top() const { return h.front(); }
+    void push(uint64_t x) {
+      h.push_back(x);
+      std::push_heap(h.begin(), h.end(), std::greater<uint64_t>());
+    }
+    void pop() {
+      std::pop_heap(h.begin(), h.end(), std::greater<uint64_t>());
+      h.pop_back();
+    }
+  } agenda{heap};
   const auto consider = [&](int32_t l, int32_t r) {
     if (l < 0 || r < 0 || symbols[l].freeze || symbols[r].freeze) return;
     const int32_t a = symbols[l].id, b = symbols[r].id;
@@ -415,7 +430,9 @@ void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
     uint32_t size;
     bool operator<(const Pair& o) const { return score < o.score || (score == o.score && left > o.left); }
   };
-  std::vector<Symbol> symbols;
+  // Reused between calls (Hugging Face's form calls this once per stretch of a word or two).
+  static thread_local std::vector<Symbol> symbols;
+  symbols.clear();
   symbols.reserve(text.size());
   for (std::size_t at = 0; at < text.size();) {
     std::size_t len = has_user_symbols_ ? user_symbol(text.data() + at, text.size() - at) : 0;
@@ -650,6 +667,17 @@ Status SentencePiece::from_parts(Parts&& parts, std::unique_ptr<SentencePiece>& 
     sp->starts_.push_back(static_cast<uint32_t>(sp->blob_.size()));
   }
   sp->byte_ids_.fill(-1);
+  if (parts.algorithm == Algorithm::bpe) {
+    static constexpr std::string_view kSpace = "\xE2\x96\x81";  // U+2581
+    sp->cut_before_spaces_ = true;
+    for (const auto& p : parts.pieces) {
+      const std::size_t at = p.find(kSpace, 1);
+      if (at == std::string::npos) continue;
+      bool only_spaces = p.size() % 3 == 0;
+      for (std::size_t k = 0; only_spaces && k < p.size(); k += 3) only_spaces = p.compare(k, 3, kSpace) == 0;
+      if (!only_spaces) sp->cut_before_spaces_ = false;
+    }
+  }
   // Hugging Face's Unigram: the unknown score is min over the whole vocabulary - 10.
   sp->min_score_ = FLT_MAX;
   for (std::size_t i = 0; i < n; ++i) {
@@ -844,6 +872,25 @@ Status SentencePiece::encode_hf(const char* text, std::size_t length, bool first
   if (!s.ok() || normalized.empty()) return s;
   s = check_heap("text", 96.0 * static_cast<double>(normalized.size()) + 65536);
   if (!s.ok()) return s;
+  if (algorithm_ == Algorithm::bpe && cut_before_spaces_) {
+    // Stretches of each word, cut before every "▁" that follows another character.
+    std::vector<std::pair<uint32_t, uint32_t>> stretches;
+    stretches.reserve(words.size());
+    const auto* t = reinterpret_cast<const unsigned char*>(normalized.data());
+    const auto space_at = [t](uint32_t i) { return t[i] == 0xE2 && t[i + 1] == 0x96 && t[i + 2] == 0x81; };
+    for (const auto& [wb, we] : words) {
+      uint32_t from = wb;
+      for (uint32_t i = wb + 1; i + 3 <= we; ++i) {
+        if (space_at(i) && !(i >= wb + 3 && space_at(i - 3))) {
+          stretches.push_back({from, i});
+          from = i;
+          i += 2;
+        }
+      }
+      stretches.push_back({from, we});
+    }
+    words.swap(stretches);
+  }
   std::vector<Span> spans;
   for (const auto& [wb, we] : words) {
     spans.clear();

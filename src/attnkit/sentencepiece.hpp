@@ -162,6 +162,11 @@ class SentencePiece : public HeapObject {
   // (rank, merged id) instead of the pieces' scores.
   bool hf_ = false;
   Pipeline pipeline_;
+  // BPE from tokenizer.json: true when no piece has a "▁" after another character except pieces
+  // of "▁"s alone. Then no merge joins a character to a "▁" after it, so the merges of a text are
+  // those of its stretches cut before each "▁" that follows another character: BPE runs on
+  // stretches of a word or two instead of a whole text (Llama's form has no pre-tokenizer).
+  bool cut_before_spaces_ = false;
   // (left id << 32 | right id) -> (rank, merged id): open addressing, a power-of-two table at most
   // half full (the lookup is BPE's inner loop; std::unordered_map's buckets cost twice as much).
   struct Merge {

@@ -209,3 +209,39 @@ TEST(SentencePiece, TokenizerJsonFormsGiveTheLibrarysIds) {
     EXPECT_EQ(same, lines) << name;
   }
 }
+
+// Llama's form runs BPE over a whole text; attnkit cuts it before each "▁" that follows another
+// character when no piece could join across such a cut. A piece such as "b▁" turns the cutting
+// off, and the ids stay those of one BPE over the whole text.
+TEST(SentencePiece, BpeCutsATextOnlyWhereNoMergeCouldCross) {
+  const auto make = [](bool joiner) {
+    nlohmann::json vocab = {{"<unk>", 0}, {"\xE2\x96\x81", 1}, {"a", 2}, {"b", 3}, {"c", 4}, {"\xE2\x96\x81" "c", 5},
+                            {"\xE2\x96\x81\xE2\x96\x81", 6}, {"\xE2\x96\x81" "a", 7}};
+    nlohmann::json merges = {"\xE2\x96\x81 c", "\xE2\x96\x81 \xE2\x96\x81", "\xE2\x96\x81 a"};
+    if (joiner) {
+      vocab["b\xE2\x96\x81"] = 8;
+      merges.insert(merges.begin(), "b \xE2\x96\x81");  // rank 0: before "▁ c"
+    }
+    const nlohmann::json j = {
+        {"normalizer", {{"type", "Sequence"}, {"normalizers", {{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}},
+                                                                {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xE2\x96\x81"}}}}}},
+        {"pre_tokenizer", nullptr},
+        {"model", {{"type", "BPE"}, {"byte_fallback", true}, {"unk_token", "<unk>"}, {"vocab", vocab}, {"merges", merges}}}};
+    const std::string text = j.dump();
+    std::unique_ptr<Tokenizer> t;
+    const Status s = Tokenizer::from_tokenizer_json(text.data(), text.size(), t);
+    EXPECT_TRUE(s.ok()) << s.message;
+    return t;
+  };
+  const auto ids = [](const std::unique_ptr<Tokenizer>& t, const std::string& line) {
+    std::vector<int32_t> out, got;
+    EXPECT_TRUE(t->sentencepiece()->encode(line.data(), line.size(), out).ok());
+    for (std::size_t k = 0; k < out.size(); k += 3) got.push_back(out[k]);
+    return got;
+  };
+  // "▁ab▁c": with "b▁" (rank 0) the b takes the space; without it "▁c" forms.
+  EXPECT_EQ(ids(make(true), "ab c"), (std::vector<int32_t>{7, 8, 4}));
+  EXPECT_EQ(ids(make(false), "ab c"), (std::vector<int32_t>{7, 3, 5}));
+  // Runs of spaces stay with the word after them: "▁a▁▁▁c" is ▁a | ▁▁▁c; "▁▁" merges before "▁c".
+  EXPECT_EQ(ids(make(false), "a   c"), (std::vector<int32_t>{7, 6, 5}));
+}
