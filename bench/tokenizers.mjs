@@ -51,7 +51,7 @@ const SP_DIR = path.join(ROOT, 'tests/fixtures/sentencepiece');
 // SentencePiece BPE, both of them words, so a timed call must never see a line again): words of the
 // fixtures' corpus (Bible verses, fortunes, accents, CJK, Thai, Arabic, emoji, code) drawn by a
 // seeded generator into lines of 8-30 words, with a CJK, emoji or code fragment in every fourth
-// line, until `total` bytes; then cut into chunks of about 1 MB.
+// line, until `total` bytes.
 function mixedText(total) {
   const expected = JSON.parse(fs.readFileSync(path.join(SP_DIR, 'expected.json'), 'utf8'));
   const words = expected.lines.join(' ').split(/\s+/).filter(Boolean);
@@ -62,8 +62,8 @@ function mixedText(total) {
     seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
     return (seed >>> 8) % n;
   };
-  const lines = [], chunks = [];
-  let bytes = 0, chunk = [], chunkBytes = 0;
+  const lines = [];
+  let bytes = 0;
   while (bytes < total) {
     const n = 8 + rand(23);
     const parts = [];
@@ -71,17 +71,25 @@ function mixedText(total) {
     if (lines.length % 4 === 0) parts.splice(rand(n), 0, extra[rand(extra.length)]);
     const l = parts.join(' ');
     lines.push(l);
+    bytes += Buffer.byteLength(l) + 1;
+  }
+  return lines;
+}
+
+// Lines cut into chunks of about 1 MB.
+function megabytes(lines) {
+  const chunks = [];
+  let chunk = [], bytes = 0;
+  for (const l of lines) {
     chunk.push(l);
-    const b = Buffer.byteLength(l) + 1;
-    bytes += b;
-    chunkBytes += b;
-    if (chunkBytes >= 1 << 20) {
-      chunks.push({ lines: chunk, bytes: chunkBytes });
+    bytes += Buffer.byteLength(l) + 1;
+    if (bytes >= 1 << 20) {
+      chunks.push({ lines: chunk, bytes });
       chunk = [];
-      chunkBytes = 0;
+      bytes = 0;
     }
   }
-  return { lines, chunks };
+  return chunks;
 }
 
 // Calls that take the next item of `items` each time (each library walks its own cursor).
@@ -108,10 +116,12 @@ export async function benchTokenizers(ak, table) {
     ['SentencePiece BPE (Llama form)', JSON.parse(fs.readFileSync(path.join(SP_DIR, 'bpe.tokenizer.json'), 'utf8'))],
     ['SentencePiece Unigram (T5 form)', JSON.parse(fs.readFileSync(path.join(SP_DIR, 'unigram.tokenizer.json'), 'utf8'))],
   ];
-  // 7 MB: one sentence per call (about 90 characters; 2 001 calls per library), a batch of 64
-  // new lines per call (34 calls), 1 MB of new lines per call (6 calls): nothing timed repeats.
-  const { lines, chunks } = mixedText(7 << 20);
-  const batches = Array.from({ length: Math.floor(lines.length / 64) }, (_, k) => lines.slice(64 * k, 64 * k + 64));
+  // 7 MB of lines in three parts that share none: one sentence per call (about 90 characters;
+  // 2 001 calls per library), a batch of 64 lines per call (34 calls), 1 MB per call (6 calls).
+  const lines = mixedText(7 << 20);
+  const sentences = lines.slice(0, 2048);
+  const batches = Array.from({ length: 40 }, (_, k) => lines.slice(2048 + 64 * k, 2048 + 64 * k + 64));
+  const chunks = megabytes(lines.slice(2048 + 64 * 40));
   const bytes = chunks.reduce((a, c) => a + c.bytes, 0) / chunks.length;
   const rows = [], results = {};
   for (const [name, json] of families) {
@@ -144,7 +154,7 @@ export async function benchTokenizers(ak, table) {
     }
     // 1 000 warm-up calls each: with 20 (this bench's first version) both libraries were still
     // partly in V8's baseline tiers, which measured the JIT as much as the tokenizers.
-    const [sentenceOurs, sentencePeer] = [cursor(lines), cursor(lines)];
+    const [sentenceOurs, sentencePeer] = [cursor(sentences), cursor(sentences)];
     const r = await interleaved({
       ours: () => ours.encode(sentenceOurs()),
       peer: () => peer.encode(sentencePeer()),
