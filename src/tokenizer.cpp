@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <queue>
@@ -120,6 +122,216 @@ class DomExceptPairs {
   bool capturing_ = false;
   int skip_ = 0;
   std::string key_;
+};
+
+// A Unigram vocabulary, [[piece, score], ...], read straight from the text: through nlohmann it
+// is most of a T5 or XLM-R tokenizer.json's load (a DOM node per piece and score, and musl's
+// strtod in soft-float long double). Any text this reader is unsure of (escapes it does not
+// decode, a repeated key, anything but [string, number] pairs, malformed UTF-8) makes it give up,
+// and the whole file goes through nlohmann as before, with its errors.
+class UnigramVocabScan {
+ public:
+  UnigramVocabScan(const char* text, std::size_t n) : t_(reinterpret_cast<const unsigned char*>(text)), n_(n) {}
+
+  // Finds the root object's "model" object's "vocab" array and reads it: its span in the text
+  // goes to [begin, end).
+  bool run(std::size_t& begin, std::size_t& end, std::vector<std::string>& pieces, std::vector<float>& scores) {
+    std::size_t model = 0, vocab = 0;
+    if (!members(model, "model", 1)) return false;
+    at_ = model;
+    if (!members(vocab, "vocab", 2)) return false;
+    at_ = vocab;
+    begin = vocab;
+    if (!array(pieces, scores)) return false;
+    end = at_;
+    return true;
+  }
+
+ private:
+  void ws() {
+    while (at_ < n_ && (t_[at_] == ' ' || t_[at_] == '\n' || t_[at_] == '\r' || t_[at_] == '\t')) ++at_;
+  }
+  bool eat(unsigned char c) {
+    ws();
+    if (at_ < n_ && t_[at_] == c) return ++at_, true;
+    return false;
+  }
+  // The members of the object at at_: the value of `key` (once only) at `found`, or 0.
+  bool members(std::size_t& found, const char* key, int depth) {
+    if (!eat('{')) return false;
+    found = 0;
+    if (eat('}')) return true;
+    const std::size_t klen = std::strlen(key);
+    do {
+      ws();
+      std::string name;
+      if (!string(name)) return false;
+      if (!eat(':')) return false;
+      ws();
+      if (name.size() == klen && name == key) {
+        if (found) return false;  // a repeated key: nlohmann decides
+        found = at_;
+      }
+      if (!skip(depth)) return false;
+    } while (eat(','));
+    return eat('}') && found;
+  }
+  // Skips one JSON value (its structure only: strings and brackets).
+  bool skip(int depth) {
+    ws();
+    int level = 0;
+    do {
+      if (at_ >= n_) return false;
+      const unsigned char c = t_[at_];
+      if (c == '"') {
+        ++at_;
+        while (at_ < n_ && t_[at_] != '"') at_ += t_[at_] == '\\' ? 2 : 1;
+        if (at_ >= n_) return false;
+        ++at_;
+      } else if (c == '{' || c == '[') {
+        if (++level + depth > 512) return false;
+        ++at_;
+      } else if (c == '}' || c == ']') {
+        if (--level < 0) return false;
+        ++at_;
+      } else {
+        if (level == 0) {  // a scalar: up to the next delimiter
+          while (at_ < n_ && t_[at_] != ',' && t_[at_] != '}' && t_[at_] != ']') ++at_;
+          return true;
+        }
+        ++at_;
+      }
+    } while (level > 0);
+    return true;
+  }
+  // A string without escapes other than \" \\ \/ \n \t \r \b \f and \u of a BMP character
+  // (surrogates give up), well-formed UTF-8, no control characters.
+  bool string(std::string& out) {
+    if (at_ >= n_ || t_[at_] != '"') return false;
+    ++at_;
+    for (;;) {
+      if (at_ >= n_) return false;
+      const unsigned char c = t_[at_];
+      if (c == '"') return ++at_, true;
+      if (c < 0x20) return false;
+      if (c == '\\') {
+        if (at_ + 1 >= n_) return false;
+        const unsigned char e = t_[at_ + 1];
+        at_ += 2;
+        switch (e) {
+          case '"': case '\\': case '/': out += static_cast<char>(e); break;
+          case 'n': out += '\n'; break;
+          case 't': out += '\t'; break;
+          case 'r': out += '\r'; break;
+          case 'b': out += '\b'; break;
+          case 'f': out += '\f'; break;
+          case 'u': {
+            if (at_ + 4 > n_) return false;
+            uint32_t v = 0;
+            for (int k = 0; k < 4; ++k) {
+              const unsigned char h = t_[at_ + k];
+              const int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+              if (d < 0) return false;
+              v = v * 16 + static_cast<uint32_t>(d);
+            }
+            if (v >= 0xD800 && v <= 0xDFFF) return false;
+            at_ += 4;
+            utf8::append(v, out);
+            break;
+          }
+          default: return false;
+        }
+        continue;
+      }
+      const std::size_t len = c < 0x80 ? 1 : utf8::decode(t_ + at_, n_ - at_);
+      if (len == 0) return false;
+      out.append(reinterpret_cast<const char*>(t_ + at_), len);
+      at_ += len;
+    }
+  }
+  // A JSON number, for a float32: exact by one multiplication or division when the digits fit in
+  // 2^53 and the power of ten in 10^22 (Clinger's fast path: one rounding, as strtod's). Up to 19
+  // digits the same product is within two units of the double's last place, which cannot move it
+  // across a float32's rounding boundary unless it lies within a few units of one (checked: then
+  // strtod). Else strtod. (Scores are float32 values printed as doubles: 16-17 digits.)
+  bool number(double& out) {
+    ws();
+    const std::size_t start = at_;
+    bool negative = false;
+    if (at_ < n_ && t_[at_] == '-') negative = true, ++at_;
+    if (at_ >= n_ || t_[at_] < '0' || t_[at_] > '9') return false;
+    if (t_[at_] == '0' && at_ + 1 < n_ && t_[at_ + 1] >= '0' && t_[at_ + 1] <= '9') return false;
+    uint64_t m = 0;
+    int digits = 0, exp10 = 0;
+    auto take = [&](bool fraction) {
+      while (at_ < n_ && t_[at_] >= '0' && t_[at_] <= '9') {
+        if (m == 0 && t_[at_] == '0') {
+          if (fraction) --exp10;
+        } else if (digits < 19) {
+          m = m * 10 + (t_[at_] - '0');
+          ++digits;
+          if (fraction) --exp10;
+        } else {
+          digits = 99;  // too many digits for the fast path
+          if (!fraction) ++exp10;
+        }
+        ++at_;
+      }
+    };
+    take(false);
+    const bool integer = at_ >= n_ || (t_[at_] != '.' && t_[at_] != 'e' && t_[at_] != 'E');
+    if (integer && m == 0 && digits == 0) {  // nlohmann reads "-0" as the integer 0
+      out = 0;
+      return true;
+    }
+    if (at_ < n_ && t_[at_] == '.') {
+      ++at_;
+      if (at_ >= n_ || t_[at_] < '0' || t_[at_] > '9') return false;
+      take(true);
+    }
+    if (at_ < n_ && (t_[at_] == 'e' || t_[at_] == 'E')) {
+      ++at_;
+      int sign = 1, e = 0;
+      if (at_ < n_ && (t_[at_] == '+' || t_[at_] == '-')) sign = t_[at_++] == '-' ? -1 : 1;
+      if (at_ >= n_ || t_[at_] < '0' || t_[at_] > '9') return false;
+      while (at_ < n_ && t_[at_] >= '0' && t_[at_] <= '9') e = std::min(e * 10 + (t_[at_++] - '0'), 100000);
+      exp10 += sign * e;
+    }
+    static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    if (digits <= 19 && exp10 >= -22 && exp10 <= 22) {
+      const double v = static_cast<double>(m);
+      out = exp10 < 0 ? v / kPow10[-exp10] : v * kPow10[exp10];
+      if (negative) out = -out;
+      if (m <= (uint64_t{1} << 53)) return true;
+      uint64_t bits = 0;
+      std::memcpy(&bits, &out, sizeof bits);
+      const uint64_t low = bits & ((uint64_t{1} << 29) - 1);  // the 29 bits a float32 drops
+      const uint64_t half = uint64_t{1} << 28;
+      if ((low > half ? low - half : half - low) > 8) return true;
+    }
+    const std::string lexeme(reinterpret_cast<const char*>(t_ + start), at_ - start);
+    out = std::strtod(lexeme.c_str(), nullptr);
+    return true;
+  }
+  bool array(std::vector<std::string>& pieces, std::vector<float>& scores) {
+    if (!eat('[')) return false;
+    if (eat(']')) return true;
+    do {
+      if (!eat('[')) return false;
+      ws();
+      pieces.emplace_back();
+      double score = 0;
+      if (!string(pieces.back()) || !eat(',') || !number(score) || !eat(']')) return false;
+      // The same check from_sentencepiece_json makes of the DOM's numbers.
+      if (!(score == score) || score > 3.4e38 || score < -3.4e38) return false;
+      scores.push_back(static_cast<float>(score));
+    } while (eat(','));
+    return eat(']');
+  }
+
+  const unsigned char* t_;
+  std::size_t n_, at_ = 0;
 };
 
 Status parse_json(const char* text, std::size_t length, const char* what, json& out, JsonPairs* pairs = nullptr) {
@@ -628,10 +840,21 @@ bool base64_decode(const std::string& in, std::string& out) {
   std::size_t end = in.size();
   while (end > 0 && in[end - 1] == '=') --end;
   out.resize(end / 4 * 3 + 3);
-  std::size_t o = 0;
+  std::size_t o = 0, i = 0;
+  // Four characters to three bytes at a time, one test for all four.
+  const auto* u = reinterpret_cast<const unsigned char*>(in.data());
+  char* w = &out[0];
+  for (; i + 4 <= end; i += 4, o += 3) {
+    const int a = table[u[i]], b = table[u[i + 1]], c = table[u[i + 2]], d = table[u[i + 3]];
+    if ((a | b | c | d) < 0) return false;
+    const auto v = static_cast<uint32_t>(a << 18 | b << 12 | c << 6 | d);
+    w[o] = static_cast<char>(v >> 16);
+    w[o + 1] = static_cast<char>(v >> 8 & 0xFF);
+    w[o + 2] = static_cast<char>(v & 0xFF);
+  }
   uint32_t acc = 0;
   int bits = 0;
-  for (std::size_t i = 0; i < end; ++i) {
+  for (; i < end; ++i) {
     const int v = table[static_cast<unsigned char>(in[i])];
     if (v < 0) return false;
     acc = acc << 6 | static_cast<uint32_t>(v);
@@ -854,8 +1077,30 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
   json j;
   JsonPairs vocab_pairs;
   vocab_pairs.path = {"model", "vocab"};
-  Status s = parse_json(text, length, "tokenizer.json", j, &vocab_pairs);
+  // A Unigram vocabulary is read straight from the text when it can be; nlohmann then parses the
+  // rest with "[]" in its place.
+  SentencePiece::Parts preread;
+  std::string rest;
+  std::size_t vb = 0, ve = 0;
+  const bool scanned = UnigramVocabScan(text, length).run(vb, ve, preread.pieces, preread.scores);
+  if (scanned) {
+    rest.reserve(length - (ve - vb) + 2);
+    rest.append(text, vb).append("[]").append(text + ve, length - ve);
+  }
+  Status s = scanned ? parse_json(rest.data(), rest.size(), "tokenizer.json", j, &vocab_pairs)
+                     : parse_json(text, length, "tokenizer.json", j, &vocab_pairs);
   if (!s.ok()) return s;
+  const bool unigram = [&] {
+    const json* m = field(j, "model");
+    return m && m->is_object() && type_of(*m) == "Unigram";
+  }();
+  if (scanned && !unigram) {  // the array was some other model's: read the file as it is
+    j = json();
+    vocab_pairs = JsonPairs();
+    vocab_pairs.path = {"model", "vocab"};
+    s = parse_json(text, length, "tokenizer.json", j, &vocab_pairs);
+    if (!s.ok()) return s;
+  }
   const json* m = field(j, "model");
   if (!m || !m->is_object()) return bad("model", "tokenizer.json must be an object with a \"model\"");
   std::unique_ptr<Tokenizer> t(new Tokenizer());
@@ -868,7 +1113,9 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
     s = flag(*m, "byte_fallback", false, "model", byte_fallback_model);
     if (!s.ok()) return s;
   }
-  if (type == "Unigram" || byte_fallback_model) return from_sentencepiece_json(j, *m, type, charsmap, &vocab_pairs, out);
+  if (type == "Unigram" || byte_fallback_model) {
+    return from_sentencepiece_json(j, *m, type, charsmap, &vocab_pairs, scanned && unigram ? &preread : nullptr, out);
+  }
   if (type != "WordPiece" && type != "BPE") {
     return bad("model.type", "model type \"" + type + "\" is not supported (supported: WordPiece, BPE, Unigram)");
   }
@@ -948,17 +1195,23 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
 }
 
 Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const std::string& type, std::string_view charsmap,
-                                          const JsonPairs* pairs, std::unique_ptr<Tokenizer>& out) {
+                                          const JsonPairs* pairs, SentencePiece::Parts* preread,
+                                          std::unique_ptr<Tokenizer>& out) {
   SentencePiece::Parts parts;
   Status s;
   const json* v = field(m, "vocab");
   if (type == "Unigram") {
     parts.algorithm = SentencePiece::Algorithm::unigram;
     if (!v || !v->is_array()) return bad("model.vocab", "model.vocab must be an array of [token, score]");
-    if (v->size() >= static_cast<std::size_t>(kMaxId)) return bad("model.vocab", "model.vocab has more than 2^24 tokens");
-    parts.pieces.reserve(v->size());
-    parts.scores.reserve(v->size());
-    for (std::size_t i = 0; i < v->size(); ++i) {
+    const std::size_t count = preread ? preread->pieces.size() : v->size();
+    if (count >= static_cast<std::size_t>(kMaxId)) return bad("model.vocab", "model.vocab has more than 2^24 tokens");
+    if (preread) {  // read from the text already (UnigramVocabScan), with the checks below
+      parts.pieces = std::move(preread->pieces);
+      parts.scores = std::move(preread->scores);
+    }
+    parts.pieces.reserve(count);
+    parts.scores.reserve(count);
+    for (std::size_t i = 0; !preread && i < v->size(); ++i) {
       const json& e = (*v)[i];
       if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number()) {
         return bad("model.vocab[" + std::to_string(i) + "]", "model.vocab[" + std::to_string(i) + "] must be [token, score]");

@@ -5,6 +5,8 @@
 import { AttnkitError } from './errors.js';
 import { describe } from './args.js';
 
+const TEXT_ENCODER = new TextEncoder();
+
 export class WasmHeap {
   constructor(module) {
     this._m = module;
@@ -115,6 +117,26 @@ export class WasmHeap {
       return body(ptrs);
     } finally {
       for (const p of ptrs) if (p) this._m._free(p);
+    }
+  }
+
+  // Writes strings as UTF-8 straight into fresh wasm allocations (no intermediate copy: a T5
+  // tokenizer.json's charsmap is 320 KB), runs body([[offset, bytes], ...]), frees them all.
+  _withTexts(strings, body) {
+    const blocks = [];
+    try {
+      for (const s of strings) {
+        const room = Math.max(3 * s.length, 4);
+        const p = this._m._malloc(room) >>> 0;
+        if (!p) {
+          throw new AttnkitError(`could not allocate ${room} bytes in the wasm heap for a text`, { code: 'ERR_OUT_OF_MEMORY' });
+        }
+        blocks.push([p, 0]);
+        blocks[blocks.length - 1][1] = TEXT_ENCODER.encodeInto(s, this._view(Uint8Array, p, room)).written;
+      }
+      return body(blocks);
+    } finally {
+      for (const [p] of blocks) this._m._free(p);
     }
   }
 

@@ -380,8 +380,7 @@ function splitCharsmap(text) {
 
 async function create(ak, fn, kind, a, b = '', lowercase = true) {
   const heap = await loaders(ak);
-  const ba = utf8.encode(a), bb = utf8.encode(b);
-  const handle = heap._withInputs([ba, bb], ([pa, pb]) => heap._raw(fn, '_tokenizerCreate', [kind, pa, ba.length, pb, bb.length, lowercase])[0]);
+  const handle = heap._withTexts([a, b], ([[pa, na], [pb, nb]]) => heap._raw(fn, '_tokenizerCreate', [kind, pa, na, pb, nb, lowercase])[0]);
   return new Tokenizer(heap, handle, JSON.parse(heap._m._tokenizerSettings(handle)));
 }
 

@@ -94,8 +94,10 @@ class Tokenizer : public HeapObject {
   Tokenizer() = default;
   // tokenizer.json with a Unigram model or a BPE model with byte_fallback.
   // `pairs`: model.vocab as the parser read it (when it is an object: see tokenizer.cpp).
+  // `preread`: a Unigram vocabulary already read from the text (the DOM's model.vocab is then []).
   static Status from_sentencepiece_json(const nlohmann::json& j, const nlohmann::json& model, const std::string& type,
-                                        std::string_view charsmap, const JsonPairs* pairs, std::unique_ptr<Tokenizer>& out);
+                                        std::string_view charsmap, const JsonPairs* pairs, SentencePiece::Parts* preread,
+                                        std::unique_ptr<Tokenizer>& out);
   // Builds the id -> token table and the settings JSON (vocabulary included).
   Status finish(TokenizerModel model, nlohmann::json& settings);
   // Records merge `rank` of "left right" (both and their concatenation must be tokens).

@@ -2,7 +2,11 @@
 // Unigram, a BPE (byte fallback, Llama 2's options) and a whitespace-as-suffix Unigram model with
 // python3-sentencepiece and records the library's ids, offsets and decoded text for a mixed
 // corpus. Then the file checks: truncated and corrupted protobufs, bad charsmaps, bad pieces.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <random>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -244,4 +248,58 @@ TEST(SentencePiece, BpeCutsATextOnlyWhereNoMergeCouldCross) {
   EXPECT_EQ(ids(make(false), "ab c"), (std::vector<int32_t>{7, 3, 5}));
   // Runs of spaces stay with the word after them: "▁a▁▁▁c" is ▁a | ▁▁▁c; "▁▁" merges before "▁c".
   EXPECT_EQ(ids(make(false), "a   c"), (std::vector<int32_t>{7, 6, 5}));
+}
+
+// A Unigram vocabulary is read straight from the text (UnigramVocabScan) unless the reader gives
+// up (here: a piece written with a surrogate-pair escape), when nlohmann reads the whole file. Both
+// must give the same pieces and the same float32 scores: scores printed as doubles of float32
+// values (16-17 digits, the converters' form), long and short decimals, exponents, values next to
+// a float32 rounding boundary, and strtod's own answers as the reference.
+TEST(SentencePiece, UnigramVocabularyReadFromTheTextEqualsTheJsonParsers) {
+  std::mt19937_64 rng(7);
+  std::vector<std::string> numbers = {"0", "-0", "-0.0", "1e-5", "-2.5E+3", "-10.473876953125", "-6.4811811447143555",
+                                      "-123456789012345678901234", "-0.000000000000000000000000012345", "-1.00000005960464477539",
+                                      "-1.0000000596046447753906", "-3.3e38", "-16777217", "-16777216.999999999"};
+  for (int i = 0; i < 3000; ++i) {
+    char buf[64];
+    const uint32_t f32 = static_cast<uint32_t>(rng()) & 0x3FFFFFFFu;  // magnitudes below 2
+    float f;
+    std::memcpy(&f, &f32, 4);
+    std::snprintf(buf, sizeof buf, "%.17g", -static_cast<double>(f) * 16);  // a float32 value
+    numbers.push_back(buf);
+    const uint64_t b = (rng() & 0x000FFFFFFFFFFFFFull) | 0x4020000000000000ull;  // any double in [8, 16)
+    double d;
+    std::memcpy(&d, &b, 8);
+    std::snprintf(buf, sizeof buf, "%.*g", 15 + static_cast<int>(rng() % 5), -d);
+    numbers.push_back(buf);
+    // Exactly between two float32 values, and one double away on either side.
+    const double mid = (static_cast<double>(f) + static_cast<double>(std::nextafter(f, 2.f))) / 2;
+    std::snprintf(buf, sizeof buf, "%.17g", std::nextafter(mid, static_cast<double>(i % 3) - 1.0));
+    numbers.push_back(buf);
+  }
+  nlohmann::json vocab = nlohmann::json::array({{"<unk>", 0.0}});
+  std::string text = R"({"model":{"type":"Unigram","unk_id":0,"vocab":[["<unk>",0.0])";
+  for (std::size_t i = 0; i < numbers.size(); ++i) text += R"(,["p)" + std::to_string(i) + R"(\n\"",)" + numbers[i] + "]";
+  text += R"(,["x\u00e9",-1.5]]}})";
+  std::string escaped = text;
+  escaped.replace(escaped.find(R"(x\u00e9)"), 7, R"(x\ud83d\ude00)");
+  std::unique_ptr<Tokenizer> scanned, parsed;
+  Status s = Tokenizer::from_tokenizer_json(text.data(), text.size(), scanned);
+  ASSERT_TRUE(s.ok()) << s.message;
+  s = Tokenizer::from_tokenizer_json(escaped.data(), escaped.size(), parsed);
+  ASSERT_TRUE(s.ok()) << s.message;
+  const SentencePiece* a = scanned->sentencepiece();
+  const SentencePiece* b = parsed->sentencepiece();
+  ASSERT_EQ(a->size(), numbers.size() + 2);
+  ASSERT_EQ(b->size(), a->size());
+  for (std::size_t i = 0; i < numbers.size(); ++i) {
+    // (JSON parsers read "-0" as the integer 0.)
+    const float want = numbers[i] == "-0" ? 0.f : static_cast<float>(std::strtod(numbers[i].c_str(), nullptr));
+    const float got = a->score(i + 1), dom = b->score(i + 1);
+    ASSERT_TRUE(std::memcmp(&got, &want, 4) == 0 && std::memcmp(&dom, &want, 4) == 0)
+        << numbers[i] << ": scanned " << got << ", parsed " << dom << ", strtod " << want;
+    ASSERT_EQ(a->piece(i + 1), "p" + std::to_string(i) + "\n\"");
+  }
+  EXPECT_EQ(a->piece(numbers.size() + 1), "x\xC3\xA9");
+  EXPECT_EQ(b->piece(numbers.size() + 1), "x\xF0\x9F\x98\x80");
 }
