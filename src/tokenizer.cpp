@@ -124,27 +124,28 @@ class DomExceptPairs {
   std::string key_;
 };
 
-// A Unigram vocabulary, [[piece, score], ...], read straight from the text: through nlohmann it
-// is most of a T5 or XLM-R tokenizer.json's load (a DOM node per piece and score, and musl's
-// strtod in soft-float long double). Any text this reader is unsure of (escapes it does not
-// decode, a repeated key, anything but [string, number] pairs, malformed UTF-8) makes it give up,
-// and the whole file goes through nlohmann as before, with its errors.
-class UnigramVocabScan {
+// A tokenizer.json's vocabulary read straight from the text: a Unigram [[piece, score], ...] or a
+// {token: id} object. Through nlohmann it is most of a load (a DOM node per piece and score, and
+// in wasm musl's strtod in soft-float long double). Any text this reader is unsure of (escapes it
+// does not decode, a repeated key, other value types, malformed UTF-8) makes it give up, and the
+// whole file goes through nlohmann as before, with its errors.
+class VocabScan {
  public:
-  UnigramVocabScan(const char* text, std::size_t n) : t_(reinterpret_cast<const unsigned char*>(text)), n_(n) {}
+  VocabScan(const char* text, std::size_t n) : t_(reinterpret_cast<const unsigned char*>(text)), n_(n) {}
 
-  // Finds the root object's "model" object's "vocab" array and reads it: its span in the text
-  // goes to [begin, end).
-  bool run(std::size_t& begin, std::size_t& end, std::vector<std::string>& pieces, std::vector<float>& scores) {
+  enum Kind { none, unigram, object };
+  // Finds the root object's "model" object's "vocab" and reads it, into pieces and scores (an
+  // array) or pairs (an object); its span in the text goes to [begin, end).
+  Kind run(std::size_t& begin, std::size_t& end, std::vector<std::string>& pieces, std::vector<float>& scores,
+           std::vector<std::pair<std::string, nlohmann::json>>& pairs) {
     std::size_t model = 0, vocab = 0;
-    if (!members(model, "model", 1)) return false;
+    if (!members(model, "model", 1)) return none;
     at_ = model;
-    if (!members(vocab, "vocab", 2)) return false;
-    at_ = vocab;
-    begin = vocab;
-    if (!array(pieces, scores)) return false;
-    end = at_;
-    return true;
+    // The model's members, the vocabulary read where it stands (not skipped, then read again).
+    pieces_ = &pieces, scores_ = &scores, pairs_ = &pairs;
+    if (!members(vocab, "vocab", 2, true) || kind_ == none) return none;
+    begin = begin_, end = end_;
+    return kind_;
   }
 
  private:
@@ -156,8 +157,9 @@ class UnigramVocabScan {
     if (at_ < n_ && t_[at_] == c) return ++at_, true;
     return false;
   }
-  // The members of the object at at_: the value of `key` (once only) at `found`, or 0.
-  bool members(std::size_t& found, const char* key, int depth) {
+  // The members of the object at at_: the value of `key` (once only) at `found`, or 0. With
+  // `read`, key's value is read by it instead of skipped.
+  bool members(std::size_t& found, const char* key, int depth, bool read = false) {
     if (!eat('{')) return false;
     found = 0;
     if (eat('}')) return true;
@@ -171,6 +173,10 @@ class UnigramVocabScan {
       if (name.size() == klen && name == key) {
         if (found) return false;  // a repeated key: nlohmann decides
         found = at_;
+        if (read) {
+          if (!vocab()) return false;
+          continue;
+        }
       }
       if (!skip(depth)) return false;
     } while (eat(','));
@@ -330,8 +336,42 @@ class UnigramVocabScan {
     return eat(']');
   }
 
+  // The vocabulary at at_: [[piece, score], ...] or {token: id, ...}.
+  bool vocab() {
+    begin_ = at_;
+    kind_ = at_ < n_ && t_[at_] == '[' ? unigram : object;
+    if (kind_ == unigram ? !array(*pieces_, *scores_) : !ids(*pairs_)) return false;
+    end_ = at_;
+    return true;
+  }
+  // {token: id, ...} with ids non-negative integers of at most 18 digits.
+  bool ids(std::vector<std::pair<std::string, nlohmann::json>>& pairs) {
+    if (!eat('{')) return false;
+    if (eat('}')) return true;
+    do {
+      ws();
+      std::string token;
+      if (!string(token) || !eat(':')) return false;
+      ws();
+      const std::size_t start = at_;
+      int64_t id = 0;
+      while (at_ < n_ && t_[at_] >= '0' && t_[at_] <= '9' && at_ - start < 18) id = id * 10 + (t_[at_++] - '0');
+      if (at_ == start || (t_[start] == '0' && at_ - start > 1)) return false;
+      if (at_ < n_ && t_[at_] != ',' && t_[at_] != '}' && t_[at_] != ' ' && t_[at_] != '\n' && t_[at_] != '\r' && t_[at_] != '\t') {
+        return false;  // a fraction, an exponent, more digits: nlohmann decides
+      }
+      pairs.emplace_back(std::move(token), nlohmann::json(id));
+    } while (eat(','));
+    return eat('}');
+  }
+
   const unsigned char* t_;
   std::size_t n_, at_ = 0;
+  Kind kind_ = none;
+  std::size_t begin_ = 0, end_ = 0;
+  std::vector<std::string>* pieces_ = nullptr;
+  std::vector<float>* scores_ = nullptr;
+  std::vector<std::pair<std::string, nlohmann::json>>* pairs_ = nullptr;
 };
 
 Status parse_json(const char* text, std::size_t length, const char* what, json& out, JsonPairs* pairs = nullptr) {
@@ -1077,15 +1117,19 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
   json j;
   JsonPairs vocab_pairs;
   vocab_pairs.path = {"model", "vocab"};
-  // A Unigram vocabulary is read straight from the text when it can be; nlohmann then parses the
-  // rest with "[]" in its place.
+  // The vocabulary is read straight from the text when it can be (VocabScan); nlohmann then
+  // parses the rest with [] or {} in its place.
   SentencePiece::Parts preread;
   std::string rest;
   std::size_t vb = 0, ve = 0;
-  const bool scanned = UnigramVocabScan(text, length).run(vb, ve, preread.pieces, preread.scores);
+  const VocabScan::Kind kind = VocabScan(text, length).run(vb, ve, preread.pieces, preread.scores, vocab_pairs.items);
+  const bool scanned = kind != VocabScan::none;
   if (scanned) {
     rest.reserve(length - (ve - vb) + 2);
-    rest.append(text, vb).append("[]").append(text + ve, length - ve);
+    rest.append(text, vb).append(kind == VocabScan::unigram ? "[]" : "{}").append(text + ve, length - ve);
+    vocab_pairs.found = kind == VocabScan::object;  // the DOM keeps {} for it
+  } else {
+    vocab_pairs.items.clear();
   }
   Status s = scanned ? parse_json(rest.data(), rest.size(), "tokenizer.json", j, &vocab_pairs)
                      : parse_json(text, length, "tokenizer.json", j, &vocab_pairs);
@@ -1094,7 +1138,7 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
     const json* m = field(j, "model");
     return m && m->is_object() && type_of(*m) == "Unigram";
   }();
-  if (scanned && !unigram) {  // the array was some other model's: read the file as it is
+  if (kind == VocabScan::unigram && !unigram) {  // the array was some other model's: read the file as it is
     j = json();
     vocab_pairs = JsonPairs();
     vocab_pairs.path = {"model", "vocab"};
@@ -1114,7 +1158,8 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
     if (!s.ok()) return s;
   }
   if (type == "Unigram" || byte_fallback_model) {
-    return from_sentencepiece_json(j, *m, type, charsmap, &vocab_pairs, scanned && unigram ? &preread : nullptr, out);
+    return from_sentencepiece_json(j, *m, type, charsmap, &vocab_pairs, kind == VocabScan::unigram && unigram ? &preread : nullptr,
+                                   out);
   }
   if (type != "WordPiece" && type != "BPE") {
     return bad("model.type", "model type \"" + type + "\" is not supported (supported: WordPiece, BPE, Unigram)");
@@ -1205,7 +1250,7 @@ Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const st
     if (!v || !v->is_array()) return bad("model.vocab", "model.vocab must be an array of [token, score]");
     const std::size_t count = preread ? preread->pieces.size() : v->size();
     if (count >= static_cast<std::size_t>(kMaxId)) return bad("model.vocab", "model.vocab has more than 2^24 tokens");
-    if (preread) {  // read from the text already (UnigramVocabScan), with the checks below
+    if (preread) {  // read from the text already (VocabScan), with the checks below
       parts.pieces = std::move(preread->pieces);
       parts.scores = std::move(preread->scores);
     }

@@ -250,7 +250,7 @@ TEST(SentencePiece, BpeCutsATextOnlyWhereNoMergeCouldCross) {
   EXPECT_EQ(ids(make(false), "a   c"), (std::vector<int32_t>{7, 6, 5}));
 }
 
-// A Unigram vocabulary is read straight from the text (UnigramVocabScan) unless the reader gives
+// A Unigram vocabulary is read straight from the text (VocabScan) unless the reader gives
 // up (here: a piece written with a surrogate-pair escape), when nlohmann reads the whole file. Both
 // must give the same pieces and the same float32 scores: scores printed as doubles of float32
 // values (16-17 digits, the converters' form), long and short decimals, exponents, values next to

@@ -232,3 +232,33 @@ TEST(Tokenizer, BpeHeapMergesEqualTheClassicLoopAndStayFastOnLongWords) {
   ASSERT_TRUE(Tokenizer::from_gpt2_files(encoder.data(), encoder.size(), merges.data(), merges.size(), t).ok());
   EXPECT_EQ(encode(*t, {std::string(16000, 'a')}).size(), 3u * 4000);
 }
+
+// A {token: id} vocabulary is read straight from the text unless the reader is unsure (here: a
+// token written with a surrogate-pair escape), when nlohmann reads the whole file: the same
+// tokens, ids (a repeated token keeps its last id) and errors either way.
+TEST(Tokenizer, VocabularyReadFromTheTextEqualsTheJsonParsers) {
+  const auto load = [](const std::string& vocab, std::unique_ptr<Tokenizer>& t) {
+    const std::string text = R"({"model":{"type":"WordPiece","unk_token":"[UNK]","vocab":)" + vocab + "}}";
+    return Tokenizer::from_tokenizer_json(text.data(), text.size(), t);
+  };
+  const std::string plain = R"({"[UNK]":0, "a":1,"b" : 2,"ab":3,"a\"\\\/\n\u00e9":4,"b":5, "x":6})";
+  std::string escaped = plain;
+  escaped.replace(escaped.find(R"("x")"), 3, R"("\ud83d\ude00")");
+  std::unique_ptr<Tokenizer> a, b;
+  ASSERT_TRUE(load(plain, a).ok());
+  ASSERT_TRUE(load(escaped, b).ok());
+  const auto va = nlohmann::json::parse(a->settings())["vocab"], vb = nlohmann::json::parse(b->settings())["vocab"];
+  ASSERT_EQ(va.size(), 7u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(va[i], vb[i]) << i;
+  EXPECT_EQ(va[4], "a\"\\/\n\xC3\xA9");
+  EXPECT_EQ(va[5], "b");  // "b" was given ids 2 and 5: the last one counts
+  EXPECT_EQ(va[2], "");
+  EXPECT_EQ(encode(*a, {"ab", "ba"}), encode(*b, {"ab", "ba"}));
+  // Ids that are not non-negative integers: the scan gives up and the parser's error stands.
+  for (const char* id : {"1.0", "-1", "1e2", "16777216"}) {
+    std::unique_ptr<Tokenizer> t;
+    EXPECT_EQ(load(std::string(R"({"[UNK]":0,"a":)") + id + "}", t).argument, "model.vocab") << id;
+  }
+  std::unique_ptr<Tokenizer> t;
+  EXPECT_EQ(load(R"({"[UNK]":0,"a":01})", t).argument, "tokenizer.json");  // not JSON
+}
