@@ -134,7 +134,47 @@ class RegexCompiler {
     s = emit(root, 0);
     if (!s.ok()) return s;
     re_.program_.push_back({Regex::Inst::match, 0, 0, 0});
+    start_closure();
     return Status::success();
+  }
+
+  // The threads a search starts with (program counter 0 through jumps and splits), in priority
+  // order, when no assertion is on the way (they would depend on the position).
+  void start_closure() {
+    std::vector<char> seen(re_.program_.size(), 0);
+    std::vector<int32_t> stack{0};
+    while (!stack.empty()) {
+      const int32_t p = stack.back();
+      stack.pop_back();
+      if (seen[p]) continue;
+      seen[p] = 1;
+      const Regex::Inst& i = re_.program_[p];
+      if (i.op == Regex::Inst::jump) {
+        stack.push_back(i.x);
+      } else if (i.op == Regex::Inst::split) {
+        stack.push_back(i.y);
+        stack.push_back(i.x);
+      } else if (i.op == Regex::Inst::assertion) {
+        re_.start_.clear();
+        re_.start_known_ = false;
+        return;
+      } else {
+        re_.start_.push_back(p);
+      }
+    }
+    re_.start_known_ = true;
+    // For each ASCII character, the start's threads that can take it (and any match): the others
+    // would die at once.
+    for (uint32_t c = 0; c < 128; ++c) {
+      auto& list = re_.start_ascii_[c];
+      for (const int32_t p : re_.start_) {
+        const Regex::Inst& i = re_.program_[p];
+        const bool takes = i.op == Regex::Inst::match || (i.op == Regex::Inst::any && (i.flag || c != '\n')) ||
+                           (i.op == Regex::Inst::character && (i.flag ? lower1(c) : c) == static_cast<uint32_t>(i.x)) ||
+                           (i.op == Regex::Inst::char_class && re_.in_class(i.x, c));
+        if (takes) list.push_back(p);
+      }
+    }
   }
 
   // Whether class c contains x, before its ASCII table is filled (Regex::in_class reads that).
@@ -818,7 +858,19 @@ Status Regex::find_all(const uint32_t* text, std::size_t n, std::vector<int32_t>
     now.clear();
     ++gen;
     for (std::size_t pos = from;; ++pos) {
-      if (!matched) add(now, 0, static_cast<int32_t>(pos), pos);  // a new start, last in priority
+      if (!matched) {  // a new start, last in priority
+        if (start_known_) {
+          const auto& list = pos < n && text[pos] < 128 ? start_ascii_[text[pos]] : start_;
+          for (const int32_t p : list) {
+            if (seen[p] == gen) continue;
+            seen[p] = gen;
+            now.push_back({p, static_cast<int32_t>(pos)});
+          }
+          steps += list.size();
+        } else {
+          add(now, 0, static_cast<int32_t>(pos), pos);
+        }
+      }
       if (now.empty() && (matched || pos >= n)) break;
       if (steps > budget) {
         return Status::error(Code::out_of_range, "text",

@@ -1,4 +1,5 @@
-// The text steps of WordPiece and byte-level BPE tokenizers in C++: the same normalisation,
+// The text steps of WordPiece and byte-level BPE tokenizers in C++ (Split's regular expressions on
+// attnkit's engine, regex.hpp): the same normalisation,
 // pre-tokenisation and offset mapping as web/tokenizer.js's normalize / preTokenize / _pieces, so
 // that a whole text is one call. tests/node/text_steps.test.mjs compares the two on mixed text.
 #include <algorithm>
@@ -73,6 +74,57 @@ std::size_t gpt2_match(const uint32_t* c, std::size_t i, std::size_t n) {
 
 }  // namespace
 
+// Hugging Face's NormalizedString::split on a word of n characters starting at `base`, from its
+// pattern's [start, end) matches (web/tokenizer.js's matchPieces and splitPieces): the pieces
+// between and of the matches (their roles swapped by invert), then Removed drops the matches,
+// Isolated keeps every piece, MergedWithPrevious / MergedWithNext glue a match to the piece before
+// / after it (unless that is a match too), Contiguous joins adjacent matches. Empty pieces go.
+void Tokenizer::split_pieces(const std::vector<int32_t>& matches, std::size_t n, TextStep::Behavior behavior, bool invert,
+                             std::size_t base, std::vector<std::pair<std::size_t, std::size_t>>& out) {
+  using B = TextStep;
+  struct Piece {
+    std::size_t a, b;
+    bool match;
+  };
+  std::vector<Piece> pieces;
+  pieces.reserve(matches.size() + 1);
+  std::size_t at = 0;
+  for (std::size_t k = 0; k + 1 < matches.size(); k += 2) {
+    const auto a = static_cast<std::size_t>(matches[k]), b = static_cast<std::size_t>(matches[k + 1]);
+    if (a > at) pieces.push_back({at, a, invert});
+    pieces.push_back({a, b, !invert});
+    at = b;
+  }
+  if (at < n) pieces.push_back({at, n, invert});
+  std::vector<std::pair<std::size_t, std::size_t>> kept;
+  kept.reserve(pieces.size());
+  if (behavior == B::removed) {
+    for (const Piece& p : pieces)
+      if (!p.match) kept.push_back({p.a, p.b});
+  } else if (behavior == B::isolated) {
+    for (const Piece& p : pieces) kept.push_back({p.a, p.b});
+  } else if (behavior == B::contiguous || behavior == B::merged_with_previous) {
+    bool previous = false;
+    for (const Piece& p : pieces) {
+      const bool merge = behavior == B::contiguous ? p.match == previous : p.match && !previous;
+      if (merge && !kept.empty()) kept.back().second = p.b;
+      else kept.push_back({p.a, p.b});
+      previous = p.match;
+    }
+  } else {  // merged_with_next, from the end
+    bool previous = false;
+    for (std::size_t k = pieces.size(); k-- > 0;) {
+      const Piece& p = pieces[k];
+      if (p.match && !previous && !kept.empty()) kept.back().first = p.a;
+      else kept.push_back({p.a, p.b});
+      previous = p.match;
+    }
+    std::reverse(kept.begin(), kept.end());
+  }
+  for (const auto& [a, b] : kept)
+    if (b > a) out.push_back({base + a, base + b});
+}
+
 void Tokenizer::plan_text_steps(const nlohmann::json& settings) {
   text_ok_ = false;
   normalizer_.clear();
@@ -80,7 +132,8 @@ void Tokenizer::plan_text_steps(const nlohmann::json& settings) {
   if (model_ == TokenizerModel::sentencepiece) return;
   for (const auto& n : settings.value("normalizer", nlohmann::json::array())) {
     const std::string type = n.value("type", "");
-    TextStep s{TextStep::bert};
+    TextStep s;
+    s.kind = TextStep::bert;
     if (type == "bert") {
       s.clean = n.value("cleanText", true);
       s.chinese = n.value("handleChineseChars", true);
@@ -97,15 +150,38 @@ void Tokenizer::plan_text_steps(const nlohmann::json& settings) {
   }
   for (const auto& p : settings.value("preTokenizer", nlohmann::json::array())) {
     const std::string type = p.value("type", "");
-    TextStep s{TextStep::bert_split};
+    TextStep s;
+    s.kind = TextStep::bert_split;
     if (type == "whitespaceSplit") {
       s.kind = TextStep::whitespace_split;
     } else if (type == "byteLevel") {
       s.kind = TextStep::byte_level;
       s.prefix_space = p.value("addPrefixSpace", false);
       s.use_regex = p.value("useRegex", true);
+    } else if (type == "split") {
+      s.kind = TextStep::split;
+      static const std::pair<const char*, TextStep::Behavior> behaviors[] = {
+          {"removed", TextStep::removed}, {"isolated", TextStep::isolated}, {"mergedWithPrevious", TextStep::merged_with_previous},
+          {"mergedWithNext", TextStep::merged_with_next}, {"contiguous", TextStep::contiguous}};
+      const std::string behavior = p.value("behavior", "");
+      for (const auto& [name, b] : behaviors)
+        if (behavior == name) s.behavior = b;
+      s.invert = p.value("invert", false);
+      if (p.contains("program")) {
+        s.program = p["program"].get<int32_t>();
+      } else {
+        const std::string literal = p.value("literal", "");
+        const auto* t = reinterpret_cast<const unsigned char*>(literal.data());
+        for (std::size_t i = 0; i < literal.size();) {
+          uint32_t c = 0xFFFD;
+          const std::size_t len = utf8::decode(t + i, literal.size() - i, &c);
+          s.literal.push_back(c);
+          i += len ? len : 1;
+        }
+        if (s.literal.empty()) return;
+      }
     } else if (type != "bert") {
-      return;  // Split: its patterns run in JavaScript
+      return;  // steps only JavaScript runs
     }
     pre_tokenizer_.push_back(s);
   }
@@ -211,9 +287,29 @@ Status Tokenizer::encode_text(const char* text, std::size_t length, std::vector<
   }
   // 4. Pre-tokenisation: words as [begin, end) ranges of norm.
   std::vector<std::pair<std::size_t, std::size_t>> words{{0, norm.size()}}, next;
+  std::vector<int32_t> matches;
   for (const TextStep& s : pre_tokenizer_) {
     next.clear();
     for (const auto& [wb, we] : words) {
+      if (s.kind == TextStep::split) {
+        matches.clear();
+        if (s.program >= 0) {
+          Status st = patterns_[static_cast<std::size_t>(s.program)].find_all(norm.data() + wb, we - wb, matches);
+          if (!st.ok()) return st;
+        } else {
+          const std::size_t m = s.literal.size();
+          for (std::size_t i = wb; i + m <= we;) {
+            if (std::equal(s.literal.begin(), s.literal.end(), norm.begin() + static_cast<std::ptrdiff_t>(i))) {
+              matches.insert(matches.end(), {static_cast<int32_t>(i - wb), static_cast<int32_t>(i - wb + m)});
+              i += m;
+            } else {
+              ++i;
+            }
+          }
+        }
+        split_pieces(matches, we - wb, s.behavior, s.invert, wb, next);
+        continue;
+      }
       if (s.kind == TextStep::byte_level) {
         if (!s.use_regex) {
           next.push_back({wb, we});

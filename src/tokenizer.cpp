@@ -547,9 +547,10 @@ ATTNKIT_FOR_SIZE Status pre_tokenizer_steps(const json& p, const std::string& wh
     return Status::success();
   }
   if (t == "Split") {
-    // The patterns of known models run as vetted equivalents in web/tokenizer.js (SPLIT_PATTERNS,
-    // V8's regular expressions); any other runs on attnkit's own engine (regex.hpp: linear time,
-    // no backtracking), compiled in Tokenizer::finish. A String pattern is a literal.
+    // Every pattern is compiled for attnkit's own engine (regex.hpp: linear time, no
+    // backtracking) in Tokenizer::finish, for the C++ text steps. Where a text goes through
+    // web/tokenizer.js's steps instead, the patterns of known models ("regex": name) run as vetted
+    // equivalents in V8 (SPLIT_PATTERNS). A String pattern is a literal.
     static const std::pair<const char*, const char*> known[] = {
         {"cl100k", "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
         {"qwen2", "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
@@ -570,12 +571,10 @@ ATTNKIT_FOR_SIZE Status pre_tokenizer_steps(const json& p, const std::string& wh
       const std::string& r = re->get_ref<const std::string&>();
       for (const auto& [name, text] : known)
         if (r == text) step["regex"] = name;
-      if (!step.contains("regex")) {
-        Regex re;
-        Status c = Regex::compile(r, re);
-        if (!c.ok()) return bad(where + ".pattern", where + ".pattern: " + c.message);
-        step["pattern"] = r;
-      }
+      Regex re;
+      Status c = Regex::compile(r, re);
+      if (!c.ok()) return bad(where + ".pattern", where + ".pattern: " + c.message);
+      step["pattern"] = r;
     } else {
       return bad(where + ".pattern", where + ".pattern must be {\"Regex\": ...} or a non-empty {\"String\": ...}");
     }

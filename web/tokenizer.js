@@ -36,14 +36,16 @@ function bytesToUnicode() {
 // GPT-2's pre-tokenisation pattern (encoder.py), with Unicode letter and number classes.
 const GPT2_PATTERN = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
 // The Split pre-tokenizer's patterns of known models (C++ names them after comparing the file's
-// regex with their exact text), run by V8 as the same expressions for JavaScript, (?i:...) spelt
-// out with ASCII case classes. Any other pattern runs on attnkit's own engine in C++
-// (src/attnkit/regex.hpp, Tokenizer#_split).
+// regex with their exact text), for texts that go through these JavaScript steps: run by V8 as
+// the same expressions, (?i:...) spelt out with ASCII case classes and \s as Oniguruma's
+// White_Space, as attnkit's own engine reads them. Other patterns run on that engine in C++
+// (src/attnkit/regex.hpp, Tokenizer#_split), as do all of them in the C++ text steps.
 const CONTRACTIONS = "'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD])";
+const splitPattern = (source) => new RegExp(source.replaceAll('\\s', '\\p{White_Space}').replaceAll('\\S', '\\P{White_Space}'), 'gu');
 const SPLIT_PATTERNS = {
-  cl100k: new RegExp(`${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`, 'gu'),
-  qwen2: new RegExp(`${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`, 'gu'),
-  gpt2: GPT2_PATTERN,
+  cl100k: splitPattern(`${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`),
+  qwen2: splitPattern(`${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`),
+  gpt2: splitPattern("'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"),
 };
 const utf8 = new TextEncoder();
 
@@ -311,12 +313,9 @@ export function preTokenize(text, steps, split) {
     for (const w of words) {
       let pieces = null, behavior = null;
       if (step.type === 'split') {
-        if (step.program !== undefined) {
-          pieces = rangePieces(w.text, split(step.program, w.text));
-        } else {
-          const re = step.regex ? SPLIT_PATTERNS[step.regex] : null;
-          pieces = matchPieces(w.text, re ? w.text.matchAll(re) : literalMatches(w.text, step.literal));
-        }
+        if (step.regex) pieces = matchPieces(w.text, w.text.matchAll(SPLIT_PATTERNS[step.regex]));
+        else if (step.program !== undefined) pieces = rangePieces(w.text, split(step.program, w.text));
+        else pieces = matchPieces(w.text, literalMatches(w.text, step.literal));
         if (step.invert) for (const p of pieces) p[2] = !p[2];
         behavior = step.behavior;
       } else if (step.type === 'whitespace') {

@@ -80,6 +80,9 @@ class Regex {
   bool holds(const Inst& a, const uint32_t* text, std::size_t n, std::size_t pos) const;
   std::vector<Inst> program_;
   std::vector<CharClass> classes_;
+  std::vector<int32_t> start_;  // the start's threads, when no assertion makes them depend on the place
+  bool start_known_ = false;
+  std::vector<int32_t> start_ascii_[128];  // of those, the ones that take ASCII character c
   friend class RegexCompiler;
 };
 

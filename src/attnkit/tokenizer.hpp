@@ -61,7 +61,7 @@ class Tokenizer : public HeapObject {
 
   // WordPiece and byte-level BPE: true when every text step of settings() (normaliser and
   // pre-tokeniser) also runs in C++ (text_steps.cpp): BertNormalizer, Lowercase, StripAccents;
-  // BertPreTokenizer, WhitespaceSplit, ByteLevel (GPT-2's pattern or none). Then encode_text does
+  // BertPreTokenizer, WhitespaceSplit, ByteLevel (GPT-2's pattern or none), Split. Then encode_text does
   // the whole of a text in one call, as web/tokenizer.js's steps would.
   bool encodes_texts() const { return text_ok_; }
   // One text (UTF-8) -> (id, start, end) triples, start and end byte offsets into the text (the
@@ -128,11 +128,18 @@ class Tokenizer : public HeapObject {
   std::vector<Regex> patterns_;  // the Split steps' own regular expressions, by "program"
   // The text steps in C++ (read from settings in finish(); text_steps.cpp).
   struct TextStep {
-    enum Kind { bert, lowercase, strip_accents, bert_split, whitespace_split, byte_level } kind;
+    enum Kind { bert, lowercase, strip_accents, bert_split, whitespace_split, byte_level, split } kind = bert;
     bool clean = true, chinese = true, strip = false, lower = false;  // bert
     bool prefix_space = false, use_regex = true;                      // byte_level
+    // split: patterns_[program], or a literal (code points); Hugging Face's behaviour; invert
+    enum Behavior { removed, isolated, merged_with_previous, merged_with_next, contiguous } behavior = isolated;
+    int32_t program = -1;
+    std::vector<uint32_t> literal;
+    bool invert = false;
   };
   std::vector<TextStep> normalizer_, pre_tokenizer_;
+  static void split_pieces(const std::vector<int32_t>& matches, std::size_t n, TextStep::Behavior behavior, bool invert,
+                           std::size_t base, std::vector<std::pair<std::size_t, std::size_t>>& out);
   bool text_ok_ = false;
   void plan_text_steps(const nlohmann::json& settings);
 };

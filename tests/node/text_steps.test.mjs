@@ -26,6 +26,19 @@ const tokenizers = {
     pre_tokenizer: { type: 'WhitespaceSplit' },
     model: { type: 'WordPiece', unk_token: '[UNK]', vocab: Object.fromEntries(bertVocab.map((t, i) => [t, i])) },
   }),
+  // Split on the regex engine: Llama 3's pattern (known), GPT-4o's (any other), a literal with
+  // each behaviour, inverted or not; then ByteLevel without its regex, as those files have it.
+  'tokenizer.json: Split (Llama 3, GPT-4o, literals with every behaviour) + ByteLevel': () => ak.Tokenizer.fromJSON({
+    pre_tokenizer: { type: 'Sequence', pretokenizers: [
+      { type: 'Split', pattern: { String: 'ab' }, behavior: 'MergedWithNext', invert: false },
+      { type: 'Split', pattern: { String: ' ' }, behavior: 'MergedWithPrevious', invert: false },
+      { type: 'Split', pattern: { String: '\n' }, behavior: 'Contiguous', invert: true },
+      { type: 'Split', pattern: { String: '!' }, behavior: 'Removed', invert: false },
+      { type: 'Split', pattern: { Regex: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, behavior: 'Isolated', invert: false },
+      { type: 'Split', pattern: { Regex: "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, behavior: 'Isolated', invert: false },
+      { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false }] },
+    model: { type: 'BPE', vocab: JSON.parse(encoderJson), merges: vocabBpe.split('\n').slice(1).filter(Boolean), ignore_merges: true },
+  }),
   'tokenizer.json: ByteLevel with a prefix space, no regex': () => ak.Tokenizer.fromJSON({
     pre_tokenizer: { type: 'ByteLevel', add_prefix_space: true, use_regex: false },
     model: { type: 'BPE', vocab: JSON.parse(encoderJson), merges: vocabBpe.split('\n').slice(1).filter(Boolean) },
