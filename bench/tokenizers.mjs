@@ -2,7 +2,8 @@
 // (@huggingface/transformers' AutoTokenizer, from local folders, offline) in the same process, on
 // the same tokenizer.json files: load, one sentence, a 64-sentence batch and 1 MB of mixed text
 // (English, CJK, emoji, code, accents), for BERT WordPiece (bert-base-uncased's vocabulary), GPT-2
-// byte-level BPE (GPT-2's), and the SentencePiece BPE (Llama form) and Unigram (T5 form) models of
+// byte-level BPE (GPT-2's), Llama 3's form of it (its Split regex, on GPT-2's vocabulary), and the
+// SentencePiece BPE (Llama form) and Unigram (T5 form) models of
 // tests/fixtures/sentencepiece (small vocabularies, 1500 and 2000 pieces, trained offline). Ids are
 // compared on the whole text before anything is timed.
 import fs from 'node:fs';
@@ -42,6 +43,28 @@ function gpt2Json() {
     post_processor: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
     model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, vocab, merges },
+  };
+}
+
+// Llama 3's form (its Split regex, ByteLevel without its own, ignore_merges, <|begin_of_text|>
+// first) on GPT-2's vocabulary and merges: Llama 3's own files are not available offline.
+function llama3Json() {
+  const g = gpt2Json();
+  const special = { id: 50257, content: '<|begin_of_text|>', single_word: false, lstrip: false, rstrip: false, normalized: false, special: true };
+  return {
+    ...g,
+    added_tokens: [...g.added_tokens, special],
+    pre_tokenizer: { type: 'Sequence', pretokenizers: [
+      { type: 'Split', pattern: { Regex: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" },
+        behavior: 'Isolated', invert: false },
+      { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false }] },
+    post_processor: { type: 'Sequence', processors: [
+      { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
+      { type: 'TemplateProcessing', single: [{ SpecialToken: { id: '<|begin_of_text|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+        pair: [{ SpecialToken: { id: '<|begin_of_text|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } },
+          { SpecialToken: { id: '<|begin_of_text|>', type_id: 1 } }, { Sequence: { id: 'B', type_id: 1 } }],
+        special_tokens: { '<|begin_of_text|>': { id: '<|begin_of_text|>', ids: [50257], tokens: ['<|begin_of_text|>'] } } }] },
+    model: { ...g.model, ignore_merges: true, vocab: { ...g.model.vocab, '<|begin_of_text|>': 50257 } },
   };
 }
 
@@ -113,6 +136,7 @@ export async function benchTokenizers(ak, table) {
   const families = [
     ['BERT WordPiece', bertJson()],
     ['GPT-2 byte-level BPE', gpt2Json()],
+    ['Llama 3 form (Split + byte-level BPE)', llama3Json()],
     ['SentencePiece BPE (Llama form)', JSON.parse(fs.readFileSync(path.join(SP_DIR, 'bpe.tokenizer.json'), 'utf8'))],
     ['SentencePiece Unigram (T5 form)', JSON.parse(fs.readFileSync(path.join(SP_DIR, 'unigram.tokenizer.json'), 'utf8'))],
   ];
