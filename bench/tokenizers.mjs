@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { ROOT, fmt, interleaved, stats, now } from './lib.mjs';
+import { llama3Json as llama3Form } from '../tests/fixtures/llama3_form.mjs';
 
 const require = createRequire(import.meta.url);
 
@@ -46,26 +47,10 @@ function gpt2Json() {
   };
 }
 
-// Llama 3's form (its Split regex, ByteLevel without its own, ignore_merges, <|begin_of_text|>
-// first) on GPT-2's vocabulary and merges: Llama 3's own files are not available offline.
+// Llama 3's form around GPT-2's vocabulary and merges (tests/fixtures/llama3_form.mjs).
 function llama3Json() {
-  const g = gpt2Json();
-  const special = { id: 50257, content: '<|begin_of_text|>', single_word: false, lstrip: false, rstrip: false, normalized: false, special: true };
-  return {
-    ...g,
-    added_tokens: [...g.added_tokens, special],
-    pre_tokenizer: { type: 'Sequence', pretokenizers: [
-      { type: 'Split', pattern: { Regex: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" },
-        behavior: 'Isolated', invert: false },
-      { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false }] },
-    post_processor: { type: 'Sequence', processors: [
-      { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
-      { type: 'TemplateProcessing', single: [{ SpecialToken: { id: '<|begin_of_text|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
-        pair: [{ SpecialToken: { id: '<|begin_of_text|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } },
-          { SpecialToken: { id: '<|begin_of_text|>', type_id: 1 } }, { Sequence: { id: 'B', type_id: 1 } }],
-        special_tokens: { '<|begin_of_text|>': { id: '<|begin_of_text|>', ids: [50257], tokens: ['<|begin_of_text|>'] } } }] },
-    model: { ...g.model, ignore_merges: true, vocab: { ...g.model.vocab, '<|begin_of_text|>': 50257 } },
-  };
+  const { model } = gpt2Json();
+  return llama3Form(model.vocab, model.merges);
 }
 
 const SP_DIR = path.join(ROOT, 'tests/fixtures/sentencepiece');

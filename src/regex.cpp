@@ -109,6 +109,12 @@ enum Assertion : uint8_t {
 
 }  // namespace
 
+// Compiling runs once per load: for size (the loaders .wasm has a budget,
+// tests/node/wasm_binary.test.mjs); find_all, the hot path, keeps the file's -O3.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((minsize)), apply_to = function)
+#endif
+
 // Recursive descent over the pattern's code points; then code generation.
 class RegexCompiler {
  public:
@@ -766,6 +772,10 @@ Status Regex::compile(std::string_view pattern, Regex& out) {
   if (!s.ok()) out = Regex();
   return s;
 }
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 
 bool Regex::in_class(int32_t k, uint32_t c) const {
   const CharClass& cls = classes_[k];

