@@ -599,7 +599,7 @@ export class Tokenizer extends OwnedHandle {
     // How texts become pieces: 'model' (a tokenizer.model: the whole text in C++), 'texts' (added
     // tokens cut out here, each stretch of text in C++: tokenizer.json SentencePiece models, and
     // WordPiece / byte-level BPE whose text steps all run in C++), or null (text steps here,
-    // words to C++: steps only JavaScript runs, such as NFKC or Split).
+    // words to C++: steps only JavaScript runs, such as NFKC or Punctuation).
     this._whole = this._sp === 'model' ? 'model' : heap._m._tokenizerEncodesTexts(handle) ? 'texts' : null;
     this._s = settings;
     // A Split step's own regular expression runs in C++ (src/attnkit/regex.hpp): the string's
