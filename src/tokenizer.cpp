@@ -523,6 +523,14 @@ ATTNKIT_FOR_SIZE Status split_behavior(const json& p, const std::string& where, 
                                       "\" is not one of Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous");
 }
 
+// Code points in a UTF-8 string (malformed bytes count one each), for one-character fields.
+std::size_t utf8_length(const std::string& s) {
+  std::size_t n = 0;
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  for (std::size_t i = 0; i < s.size(); ++n) i += std::max<std::size_t>(1, utf8::decode(p + i, s.size() - i));
+  return n;
+}
+
 ATTNKIT_FOR_SIZE Status pre_tokenizer_steps(const json& p, const std::string& where, json& steps) {
   if (p.is_null()) return Status::success();
   if (!p.is_object()) return bad(where, where + " must be an object or null");
@@ -544,6 +552,15 @@ ATTNKIT_FOR_SIZE Status pre_tokenizer_steps(const json& p, const std::string& wh
     Status s = split_behavior(p, where, "isolated", behavior);
     if (!s.ok()) return s;
     steps.push_back({{"type", "punctuation"}, {"behavior", behavior}});
+    return Status::success();
+  }
+  // CharDelimiterSplit: pieces between the delimiter characters, the delimiters removed.
+  if (t == "CharDelimiterSplit") {
+    const json* d = field(p, "delimiter");
+    if (!d || !d->is_string() || utf8_length(d->get_ref<const std::string&>()) != 1) {
+      return bad(where + ".delimiter", where + ".delimiter must be one character");
+    }
+    steps.push_back({{"type", "split"}, {"behavior", "removed"}, {"invert", false}, {"literal", *d}});
     return Status::success();
   }
   if (t == "Split") {
@@ -591,15 +608,7 @@ ATTNKIT_FOR_SIZE Status pre_tokenizer_steps(const json& p, const std::string& wh
   }
   return bad(where + ".type", where + " type \"" + t +
                                   "\" is not supported (supported: BertPreTokenizer, ByteLevel, Whitespace, WhitespaceSplit, "
-                                  "Digits, Punctuation, Split, Sequence)");
-}
-
-// Code points in a UTF-8 string (malformed bytes count one each), for one-character fields.
-std::size_t utf8_length(const std::string& s) {
-  std::size_t n = 0;
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  for (std::size_t i = 0; i < s.size(); ++n) i += std::max<std::size_t>(1, utf8::decode(p + i, s.size() - i));
-  return n;
+                                  "Digits, Punctuation, Split, CharDelimiterSplit, Sequence)");
 }
 
 // Decoder -> list of steps for web/tokenizer.js (tokens -> text, as Hugging Face's decode_chain).

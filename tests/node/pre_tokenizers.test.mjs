@@ -78,7 +78,7 @@ function wordpieceJson(preTokenizer, words) {
 }
 
 for (const ak of await backends()) {
-  test(`${ak.backend}: a tokenizer.json with Whitespace, Digits and Punctuation encodes with their pieces and offsets`, async () => {
+  test(`${ak.backend}: a tokenizer.json with Whitespace, Digits, Punctuation, Split and CharDelimiterSplit encodes with their pieces and offsets`, async () => {
     const json = wordpieceJson({ type: 'Sequence', pretokenizers: [
       { type: 'Whitespace' }, { type: 'Digits', individual_digits: true }, { type: 'Punctuation', behavior: 'Isolated' }] },
     ['Hey', 'friend', '1', '2', '3', '!', '?']);
@@ -98,6 +98,17 @@ for (const ak of await backends()) {
     } finally {
       merged.dispose();
     }
+    // CharDelimiterSplit: the pieces between the delimiters (char_delimiter_split.rs: Removed).
+    const delimited = await ak.Tokenizer.fromJSON(wordpieceJson({ type: 'CharDelimiterSplit', delimiter: '_' }, ['Hello', 'world', 'again', 'é']));
+    try {
+      const e = delimited.encode('Hello_world__again_é_');
+      assert.deepEqual(e.tokens, ['Hello', 'world', 'again', 'é']);
+      assert.deepEqual(e.offsets, [[0, 5], [6, 11], [13, 18], [19, 20]]);
+    } finally {
+      delimited.dispose();
+    }
+    await assert.rejects(ak.Tokenizer.fromJSON(wordpieceJson({ type: 'CharDelimiterSplit', delimiter: '__' }, ['a'])),
+      (e) => e.code === 'ERR_INVALID_ARGUMENT' && e.argument === 'pre_tokenizer.delimiter');
     await assert.rejects(ak.Tokenizer.fromJSON(wordpieceJson({ type: 'Punctuation', behavior: 'Sideways' }, ['a'])),
       (e) => e.code === 'ERR_INVALID_ARGUMENT' && e.argument === 'pre_tokenizer.behavior' && /Sideways.*MergedWithNext/.test(e.message));
     await assert.rejects(ak.Tokenizer.fromJSON(wordpieceJson({ type: 'Digits', individual_digits: 'yes' }, ['a'])),
