@@ -3,7 +3,7 @@
 // with the JavaScript steps and with transformers.js on the same engine): per code point the
 // classes \p{L}, \p{N}, \p{P}, \p{Mn}, \p{M}, \p{Cc}|\p{Cf}, \s, \p{Alphabetic}; String.toLowerCase and
 // String.normalize('NFD') of each single code point where they change it; the general category of
-// every code point (for the Split pre-tokenizer's regular expressions).
+// every code point and its script (for the Split pre-tokenizer's regular expressions).
 //   node scripts/gen_unicode.mjs        (the output is committed; the build never runs this)
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,6 +18,52 @@ const CATEGORIES = ['Lu', 'Ll', 'Lt', 'Lm', 'Lo', 'Mn', 'Mc', 'Me', 'Nd', 'Nl', 
   'Po', 'Sm', 'Sc', 'Sk', 'So', 'Zs', 'Zl', 'Zp', 'Cc', 'Cf', 'Cs', 'Co', 'Cn'];
 const categoryTests = CATEGORIES.map((c) => new RegExp(`\\p{gc=${c}}`, 'u'));
 const categoryRuns = [];  // [first code point, category] where the category changes
+// The Unicode scripts (Script, not Script_Extensions) this engine knows, by long name; index 0 of
+// the table is Unknown. The list is checked complete below: every code point is in one of them or
+// in Unknown.
+const SCRIPTS = [
+  'Adlam', 'Ahom', 'Anatolian_Hieroglyphs', 'Arabic', 'Armenian', 'Avestan', 'Balinese', 'Bamum',
+  'Bassa_Vah', 'Batak', 'Bengali', 'Beria_Erfe', 'Bhaiksuki', 'Bopomofo', 'Brahmi', 'Braille',
+  'Buginese', 'Buhid', 'Canadian_Aboriginal', 'Carian', 'Caucasian_Albanian', 'Chakma', 'Cham',
+  'Cherokee', 'Chorasmian', 'Common', 'Coptic', 'Cuneiform', 'Cypriot', 'Cypro_Minoan', 'Cyrillic',
+  'Deseret', 'Devanagari', 'Dives_Akuru', 'Dogra', 'Duployan', 'Egyptian_Hieroglyphs', 'Elbasan',
+  'Elymaic', 'Ethiopic', 'Garay', 'Georgian', 'Glagolitic', 'Gothic', 'Grantha', 'Greek', 'Gujarati',
+  'Gunjala_Gondi', 'Gurmukhi', 'Gurung_Khema', 'Han', 'Hangul', 'Hanifi_Rohingya', 'Hanunoo',
+  'Hatran', 'Hebrew', 'Hiragana', 'Imperial_Aramaic', 'Inherited', 'Inscriptional_Pahlavi',
+  'Inscriptional_Parthian', 'Javanese', 'Kaithi', 'Kannada', 'Katakana', 'Kawi', 'Kayah_Li',
+  'Kharoshthi', 'Khitan_Small_Script', 'Khmer', 'Khojki', 'Khudawadi', 'Kirat_Rai', 'Lao', 'Latin',
+  'Lepcha', 'Limbu', 'Linear_A', 'Linear_B', 'Lisu', 'Lycian', 'Lydian', 'Mahajani', 'Makasar',
+  'Malayalam', 'Mandaic', 'Manichaean', 'Marchen', 'Masaram_Gondi', 'Medefaidrin', 'Meetei_Mayek',
+  'Mende_Kikakui', 'Meroitic_Cursive', 'Meroitic_Hieroglyphs', 'Miao', 'Modi', 'Mongolian', 'Mro',
+  'Multani', 'Myanmar', 'Nabataean', 'Nag_Mundari', 'Nandinagari', 'New_Tai_Lue', 'Newa', 'Nko',
+  'Nushu', 'Nyiakeng_Puachue_Hmong', 'Ogham', 'Ol_Chiki', 'Ol_Onal', 'Old_Hungarian', 'Old_Italic',
+  'Old_North_Arabian', 'Old_Permic', 'Old_Persian', 'Old_Sogdian', 'Old_South_Arabian', 'Old_Turkic',
+  'Old_Uyghur', 'Oriya', 'Osage', 'Osmanya', 'Pahawh_Hmong', 'Palmyrene', 'Pau_Cin_Hau', 'Phags_Pa',
+  'Phoenician', 'Psalter_Pahlavi', 'Rejang', 'Runic', 'Samaritan', 'Saurashtra', 'Sharada', 'Shavian',
+  'Siddham', 'Sidetic', 'SignWriting', 'Sinhala', 'Sogdian', 'Sora_Sompeng', 'Soyombo', 'Sundanese',
+  'Sunuwar', 'Syloti_Nagri', 'Syriac', 'Tagalog', 'Tagbanwa', 'Tai_Le', 'Tai_Tham', 'Tai_Viet',
+  'Tai_Yo', 'Takri', 'Tamil', 'Tangsa', 'Tangut', 'Telugu', 'Thaana', 'Thai', 'Tibetan', 'Tifinagh',
+  'Tirhuta', 'Todhri', 'Tolong_Siki', 'Toto', 'Tulu_Tigalari', 'Ugaritic', 'Vai', 'Vithkuqi',
+  'Wancho', 'Warang_Citi', 'Yezidi', 'Yi', 'Zanabazar_Square',
+];
+const scriptOf = new Uint8Array(0x110000);  // 0 = Unknown
+{
+  let all = '';
+  for (let cp = 0; cp < 0x110000; cp++) if (cp < 0xD800 || cp > 0xDFFF) all += String.fromCodePoint(cp);
+  SCRIPTS.forEach((name, k) => {
+    for (const m of all.matchAll(new RegExp(`\\p{Script=${name}}`, 'gu'))) scriptOf[m[0].codePointAt(0)] = k + 1;
+  });
+  const unknown = /\p{Script=Unknown}/u;
+  for (let cp = 0; cp < 0x110000; cp++) {
+    if ((cp < 0xD800 || cp > 0xDFFF) && !scriptOf[cp] && !unknown.test(String.fromCodePoint(cp))) {
+      throw new Error(`U+${cp.toString(16)} has a script the list lacks`);
+    }
+  }
+}
+const scriptRuns = [];  // [first code point, script index] where the script changes
+for (let cp = 0; cp < 0x110000; cp++) {
+  if (!scriptRuns.length || scriptRuns[scriptRuns.length - 1][1] !== scriptOf[cp]) scriptRuns.push([cp, scriptOf[cp]]);
+}
 const ranges = [];
 const lower = [], nfd = [];
 let prev = -1, start = 0;
@@ -72,7 +118,13 @@ ${mapping('Lower', lower)}${mapping('Nfd', nfd)}
 // The general category from each listed code point on (to the next), as first << 5 | Category.
 const uint32_t kCategoryRuns[] = {${categoryRuns.map(([a, k]) => `0x${(a * 32 + k).toString(16)}`).join(', ')}};
 const std::size_t kCategoryRunCount = ${categoryRuns.length};
+// The script from each listed code point on (to the next), as first << 8 | index into
+// kScriptNames (0: Unknown).
+const uint32_t kScriptRuns[] = {${scriptRuns.map(([a, k]) => `0x${(a * 256 + k).toString(16)}`).join(', ')}};
+const std::size_t kScriptRunCount = ${scriptRuns.length};
+const char* const kScriptNames[] = {"Unknown", ${SCRIPTS.map((n) => `"${n}"`).join(', ')}};
+const std::size_t kScriptCount = ${SCRIPTS.length + 1};
 }  // namespace attnkit::unicode
 `;
 fs.writeFileSync(OUT, text);
-console.log(`wrote ${OUT}: ${ranges.length} ranges, ${lower.length} lowercase and ${nfd.length} NFD mappings, ${categoryRuns.length} category runs`);
+console.log(`wrote ${OUT}: ${ranges.length} ranges, ${lower.length} lowercase and ${nfd.length} NFD mappings, ${categoryRuns.length} category runs, ${scriptRuns.length} script runs of ${SCRIPTS.length} scripts`);

@@ -78,6 +78,30 @@ bool category_mask(std::string name, uint32_t& mask) {
   return false;
 }
 
+// \p{...} names of a script (Han, Latin, Script=Hiragana, sc=Katakana) or of the binary properties
+// White_Space and Alphabetic, matched loosely as category_mask does.
+bool property(const std::string& name, Regex::ClassItem& item) {
+  const auto loose = [](std::string_view s) {
+    std::string k;
+    for (char c : s)
+      if (c != ' ' && c != '_' && c != '-') k += static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    return k;
+  };
+  std::string key = loose(name);
+  if (key == "whitespace" || key == "space") return item.kind = Regex::ClassItem::white_space, true;
+  if (key == "alphabetic" || key == "alpha") return item.kind = Regex::ClassItem::alphabetic, true;
+  for (const char* prefix : {"script=", "sc="})
+    if (key.rfind(prefix, 0) == 0) key = key.substr(std::string(prefix).size());
+  for (std::size_t k = 0; k < unicode::kScriptCount; ++k) {
+    if (loose(unicode::kScriptNames[k]) == key) {
+      item.kind = Regex::ClassItem::script;
+      item.mask = static_cast<uint32_t>(k);
+      return true;
+    }
+  }
+  return false;
+}
+
 // The syntax tree the parser builds and the compiler walks.
 struct Node {
   enum Kind : uint8_t { empty, literal, char_class, any, concat, alternation, repeat, assertion } kind = empty;
@@ -202,6 +226,8 @@ class RegexCompiler {
         case Regex::ClassItem::categories: h = (it.mask >> unicode::category(x)) & 1u; break;
         case Regex::ClassItem::white_space: h = is_white_space(x); break;
         case Regex::ClassItem::word: h = is_word(x); break;
+        case Regex::ClassItem::alphabetic: h = (unicode::flags(x) & unicode::kAlphabetic) != 0; break;
+        case Regex::ClassItem::script: h = unicode::script(x) == it.mask; break;
         case Regex::ClassItem::nested: h = class_hit(re_.classes_[it.inner], x); break;
       }
       if (h != it.negate) return true;
@@ -558,11 +584,10 @@ class RegexCompiler {
         if (!eat('}')) return fail("a \\p{ that is not closed");
         item.kind = Regex::ClassItem::categories;
         item.negate = negate;
-        if (!category_mask(name, item.mask)) {
-          return fail("\\p{" + name + "}, which is not a general category (Unicode scripts and binary properties "
-                      "are not supported)");
-        }
-        return Status::success();
+        if (category_mask(name, item.mask)) return Status::success();
+        if (property(name, item)) return Status::success();
+        return fail("\\p{" + name + "}, which is not a general category, a script or a property attnkit knows "
+                    "(White_Space, Alphabetic)");
       }
       default:
         break;
@@ -788,6 +813,8 @@ bool Regex::in_class(int32_t k, uint32_t c) const {
         case ClassItem::categories: h = (it.mask >> unicode::category(x)) & 1u; break;
         case ClassItem::white_space: h = is_white_space(x); break;
         case ClassItem::word: h = is_word(x); break;
+        case ClassItem::alphabetic: h = (unicode::flags(x) & unicode::kAlphabetic) != 0; break;
+        case ClassItem::script: h = unicode::script(x) == it.mask; break;
         case ClassItem::nested: h = in_class(it.inner, x); break;
       }
       if (h != it.negate) return true;

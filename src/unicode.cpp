@@ -52,6 +52,12 @@ Category category(uint32_t cp) {
   return cp < 0x10000 ? static_cast<Category>(bmp[cp]) : run(cp);
 }
 
+uint8_t script(uint32_t cp) {
+  if (cp > 0x10FFFF) return 0;
+  const uint32_t* it = std::upper_bound(kScriptRuns, kScriptRuns + kScriptRunCount, cp << 8 | 0xFFu);
+  return static_cast<uint8_t>(*(it - 1) & 0xFFu);  // the first run starts at U+0000
+}
+
 namespace {
 // Looks cp up in a generated mapping; writes its code points to out.
 int mapped(const uint64_t* table, std::size_t count, const uint32_t* data, uint32_t cp, uint32_t* out) {

@@ -11,7 +11,8 @@
 //   \s \S  White_Space (Oniguruma's: JavaScript's \s also has U+FEFF, not U+0085); \d \D \p{Nd};
 //   \w \W  Alphabetic, marks, \p{Nd}, \p{Pc} and the joiners (Unicode's \w); \h \H hex digits;
 //   \p{X} \P{X} \p{^X}  X a general category, short or long (L, Lu, Letter, Uppercase_Letter, LC,
-//          ...), Any or Assigned;
+//          ...), Any or Assigned, a script by its long name (Han, Latin, Script=Hiragana), or
+//          White_Space or Alphabetic;
 //   groups (...) (?:...) (?<name>...) (?i:...) (?-i:...) (?m:...), and (?i) (?m) (?-i) for the rest of
 //          the group; alternation |;
 //   quantifiers * + ? {n} {n,} {n,m} {,m} (bounds at most 1000), greedy or lazy (a trailing ?);
@@ -19,7 +20,7 @@
 //   look-ahead and look-behind of one character: (?=x) (?!x) (?<=x) (?<!x) with x a character,
 //          a class or . (GPT-2's \s+(?!\S) is one).
 // Refused, with the position: back-references, possessive quantifiers, longer look-arounds, atomic
-// groups, conditionals, Unicode scripts and binary properties, POSIX brackets, extended mode.
+// groups, conditionals, other binary properties, POSIX brackets, extended mode.
 // Case-insensitive matching compares lowercase forms (JavaScript's toLowerCase of one character).
 #pragma once
 
@@ -57,10 +58,10 @@ class Regex {
 
   // One item of a character class: a range, categories, \s, \w, or a nested class.
   struct ClassItem {
-    enum Kind : uint8_t { range, categories, white_space, word, nested } kind = range;
+    enum Kind : uint8_t { range, categories, white_space, word, alphabetic, script, nested } kind = range;
     bool negate = false;   // all but range: the complement
     uint32_t lo = 0, hi = 0;  // range
-    uint32_t mask = 0;     // categories: bit k for unicode::Category k
+    uint32_t mask = 0;     // categories: bit k for unicode::Category k; script: its index
     int32_t inner = -1;    // nested: index of the class
   };
   struct CharClass {

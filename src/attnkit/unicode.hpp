@@ -28,6 +28,10 @@ enum Category : uint8_t {
 // The general category of code point cp (Cn, unassigned, above U+10FFFF).
 Category category(uint32_t cp);
 
+// The script of code point cp (Unicode's Script property): an index into kScriptNames, 0 for
+// Unknown (and above U+10FFFF).
+uint8_t script(uint32_t cp);
+
 // The flags of code point cp (0 for unassigned, symbols, separators other than \s, ...).
 uint8_t flags(uint32_t cp);
 
@@ -49,5 +53,9 @@ extern const uint32_t kNfdData[];
 extern const std::size_t kNfdCount;
 extern const uint32_t kCategoryRuns[];
 extern const std::size_t kCategoryRunCount;
+extern const uint32_t kScriptRuns[];
+extern const std::size_t kScriptRunCount;
+extern const char* const kScriptNames[];
+extern const std::size_t kScriptCount;
 
 }  // namespace attnkit::unicode

@@ -106,6 +106,13 @@ TEST(Regex, ClassesEscapesAndCategories) {
   EXPECT_EQ(matches("(?m:.+)", "ab\ncd"), (V{"ab\ncd"}));
   EXPECT_EQ(matches("[\\s\\S]", "a"), (V{"a"}));
   EXPECT_EQ(matches("\\.", "a.b"), (V{"."}));
+  // Scripts (Script, not Script_Extensions) and two binary properties.
+  EXPECT_EQ(matches("[\\p{Han}\\p{Hiragana}\\p{Katakana}\\u30FC]+|\\p{Latin}+", "東京タワーとTokyo ひらがな"),
+            (V{"東京タワーと", "Tokyo", "ひらがな"}));
+  EXPECT_EQ(matches("\\p{Script=Greek}+|\\p{sc=Cyrillic}+", "αβγ абв abc"), (V{"αβγ", "абв"}));
+  EXPECT_EQ(matches("\\P{Latin}+", "ab12cd"), (V{"12"}));
+  EXPECT_EQ(matches("\\p{White_Space}+", "a \u0085\t b"), (V{" \u0085\t "}));
+  EXPECT_EQ(matches("\\p{Alphabetic}+", "aⅫ1"), (V{"aⅫ"}));
 }
 
 TEST(Regex, AnchorsAndOneCharacterLookArounds) {
@@ -132,7 +139,8 @@ TEST(Regex, RefusesWhatItDoesNotRunAndSaysWhere) {
   EXPECT_NE(error("a)").find("closes no group"), std::string::npos);
   EXPECT_NE(error("[a").find("left open"), std::string::npos);
   EXPECT_NE(error("*a").find("nothing to repeat"), std::string::npos);
-  EXPECT_NE(error("\\p{Han}").find("not a general category"), std::string::npos);
+  EXPECT_NE(error("\\p{Hani}").find("not a general category, a script"), std::string::npos);  // short script codes
+  EXPECT_NE(error("\\p{Emoji}").find("not a general category, a script"), std::string::npos);
   EXPECT_NE(error("[[:alpha:]]").find("POSIX"), std::string::npos);
   EXPECT_NE(error("[a&&b]").find("intersection"), std::string::npos);
   EXPECT_NE(error("[z-a]").find("below its start"), std::string::npos);

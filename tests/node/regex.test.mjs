@@ -45,6 +45,9 @@ const PATTERNS = {
     "(?:'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+)",
     "(?:'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+)",
   ],
+  // Scripts and White_Space, as a Japanese-aware tokenizer's Split writes them.
+  'scripts': ['\\p{White_Space}*(?:[\\p{Han}\\p{Hiragana}\\p{Katakana}\\u30FC]+|[\\p{Latin}]+|\\p{N}+|[\\p{Greek}\\p{Script=Cyrillic}\\p{sc=Arabic}\\p{Thai}]+)|\\P{Common}',
+    '\\p{White_Space}*(?:[\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}\\u30FC]+|[\\p{Script=Latin}]+|\\p{N}+|[\\p{Script=Greek}\\p{Script=Cyrillic}\\p{Script=Arabic}\\p{Script=Thai}]+)|\\P{Script=Common}'],
   // Unicode's \w and \b (JavaScript's are ASCII's).
   'words and boundaries': ['\\b\\w+\\b|\\W+|\\B.', `${B}${W}+${B}|[^${WORD}]+|${NB}.`],
   // The rest of the syntax, in JavaScript's words: Oniguruma's ^ and $ are line anchors at \n only,
@@ -142,7 +145,7 @@ test('regex engine: hostile patterns run in linear time or fail with ERR_OUT_OF_
 
 test('regex engine: what it does not run is refused by the JSON path, with the place in the pattern', async () => {
   for (const [pattern, words] of [['(a)\\1', /character 5 \(1\): an escape/], ['a*+', /possessive/],
-    ['(?=ab)', /look-around of more than one character/], ['\\p{Han}+', /not a general category/], ['(a', /group left open/]]) {
+    ['(?=ab)', /look-around of more than one character/], ['\\p{Hani}+', /not a general category, a script/], ['(a', /group left open/]]) {
     await assert.rejects(ak.Tokenizer.fromJSON(splitJson(pattern)), (e) => e.code === 'ERR_INVALID_ARGUMENT' &&
       e.argument === 'pre_tokenizer.pretokenizers[0].pattern' && words.test(e.message), pattern);
   }
