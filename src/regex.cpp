@@ -194,8 +194,10 @@ class RegexCompiler {
     }
     re_.start_known_ = true;
     // For each ASCII character, the start's threads that can take it (and any match): the others
-    // would die at once.
-    for (uint32_t c = 0; c < 128; ++c) {
+    // would die at once. (Not for starts of hundreds of threads: 128 lists of them would be
+    // megabytes for a pattern of kilobytes.)
+    re_.start_filtered_ = re_.start_.size() <= 256;
+    for (uint32_t c = 0; c < 128 && re_.start_filtered_; ++c) {
       auto& list = re_.start_ascii_[c];
       for (const int32_t p : re_.start_) {
         const Regex::Inst& i = re_.program_[p];
@@ -897,7 +899,7 @@ Status Regex::find_all(const uint32_t* text, std::size_t n, std::vector<int32_t>
     for (std::size_t pos = from;; ++pos) {
       if (!matched) {  // a new start, last in priority
         if (start_known_) {
-          const auto& list = pos < n && text[pos] < 128 ? start_ascii_[text[pos]] : start_;
+          const auto& list = start_filtered_ && pos < n && text[pos] < 128 ? start_ascii_[text[pos]] : start_;
           for (const int32_t p : list) {
             if (seen[p] == gen) continue;
             seen[p] = gen;

@@ -82,7 +82,7 @@ class Regex {
   std::vector<Inst> program_;
   std::vector<CharClass> classes_;
   std::vector<int32_t> start_;  // the start's threads, when no assertion makes them depend on the place
-  bool start_known_ = false;
+  bool start_known_ = false, start_filtered_ = false;
   std::vector<int32_t> start_ascii_[128];  // of those, the ones that take ASCII character c
   friend class RegexCompiler;
 };
