@@ -633,6 +633,11 @@ export class Attnkit {
   readonly backend: Backend;
   /** Threads the kernels run on (the caller plus the pool's workers; 1 without threads). */
   readonly threads: number;
+  /**
+   * Threads taking work now: the caller and the workers that have started (they start in the
+   * background after load() resolves; one that failed to start leaves this below `threads`).
+   */
+  readonly threadsRunning: number;
   /** Why the threaded build is not the one running, or null when it is. */
   readonly threadsUnavailableReason: string | null;
   /** Bytes of wasm heap currently allocated (for leak checks). */

@@ -238,6 +238,15 @@ export class Attnkit extends WasmHeap {
   }
 
   /**
+   * Threads taking work now: the calling thread and the workers that have started. Workers start in
+   * the background after load() resolves, so this rises to `threads` shortly after; a worker that
+   * failed to start leaves it below (its share of the work goes to the others).
+   */
+  get threadsRunning() {
+    return this._m._threadsRunning();
+  }
+
+  /**
    * Sinusoidal positional encoding table [length, dim] (Vaswani et al.; PyTorch's float32 formula).
    * layout 'interleaved': sin on even, cos on odd columns; 'split': all sines, then all cosines.
    * `out`: an optional Float32Array(length * dim) to fill instead of allocating a new one.

@@ -73,7 +73,7 @@ const START_TIMEOUT_MS = 30_000;
  * scripts/thread_sources.mjs) and each thread joins the kernels' work when its worker is ready.
  * A worker that reports an error before then, or a module not ready after START_TIMEOUT_MS,
  * rejects instead of waiting for ever, and the workers are stopped. A worker that fails later
- * leaves its share of the work to the threads that run (ak._m._threadsRunning() counts them).
+ * leaves its share of the work to the threads that run (ak.threadsRunning counts them).
  */
 export async function instantiateThreaded(threads, dist, options, body) {
   const { glue, worker } = files(dist);

@@ -12,13 +12,13 @@ async function compareBuilds() {
   const run = async () => {
     const [ak, one] = [await load(), await load({ threads: 1 })];
     // The pool's workers load in the background after load() resolves; wait until all run.
-    for (let i = 0; i < 500 && ak._m._threadsRunning() < ak.threads; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 500 && ak.threadsRunning < ak.threads; i++) await new Promise((r) => setTimeout(r, 10));
     const fill = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(seed * 1000 + i * 0.37));
     const x = { data: fill(4 * 600 * 32, 1), dims: [1, 4, 600, 32] };
     const w = { data: fill(256 * 384, 2), dims: [384, 256] }, h = { data: fill(300 * 256, 3), dims: [300, 256] };
     const same = (a, b) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
     return {
-      backend: ak.backend, threads: ak.threads, running: ak._m._threadsRunning(), reason: ak.threadsUnavailableReason, single: one.backend,
+      backend: ak.backend, threads: ak.threads, running: ak.threadsRunning, reason: ak.threadsUnavailableReason, single: one.backend,
       causal: same(ak.attention(x, x, x, { causal: true }).data, one.attention(x, x, x, { causal: true }).data),
       full: same(ak.attention(x, x, x).data, one.attention(x, x, x).data),
       linear: same(ak.linear(h, w).data, one.linear(h, w).data),

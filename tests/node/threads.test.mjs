@@ -28,13 +28,13 @@ const sameBits = (a, b) => a.length === b.length && Buffer.compare(Buffer.from(a
 
 /** Waits (up to 10 s) until the module's pool threads have all started: they load in the background. */
 async function allRunning(ak) {
-  for (let i = 0; i < 1000 && ak._m._threadsRunning() < ak.threads; i++) await new Promise((r) => setTimeout(r, 10));
-  return ak._m._threadsRunning();
+  for (let i = 0; i < 1000 && ak.threadsRunning < ak.threads; i++) await new Promise((r) => setTimeout(r, 10));
+  return ak.threadsRunning;
 }
 
 test('the pool\'s workers start after load() resolves, and then all run', async () => {
   assert.equal(await allRunning(threaded), 3);
-  assert.equal(single._m._threadsRunning(), 1);
+  assert.equal(single.threadsRunning, 1);
 });
 
 test('Node picks the threaded build with min(cores, 8) threads; threads: 1 picks the single-thread one and says so', async () => {

@@ -11,6 +11,7 @@ const ak: Attnkit = await load({ simd: 'auto' });
 const backend: 'wasm-simd128-threads' | 'wasm-simd128' | 'wasm-scalar' = ak.backend;
 const threads: number = ak.threads;
 const noThreads: string | null = ak.threadsUnavailableReason;
+const running: number = ak.threadsRunning;
 await load({ threads: 4 });
 // @ts-expect-error threads is a number
 await load({ threads: 'auto' });
