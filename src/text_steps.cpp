@@ -148,6 +148,15 @@ void Tokenizer::plan_text_steps(const nlohmann::json& settings) {
     }
     normalizer_.push_back(s);
   }
+  // Split's behaviours as web/tokenizer.js's steps name them.
+  const auto behavior_of = [](const std::string& name) {
+    static const std::pair<const char*, TextStep::Behavior> behaviors[] = {
+        {"removed", TextStep::removed}, {"isolated", TextStep::isolated}, {"mergedWithPrevious", TextStep::merged_with_previous},
+        {"mergedWithNext", TextStep::merged_with_next}, {"contiguous", TextStep::contiguous}};
+    for (const auto& [n, b] : behaviors)
+      if (name == n) return b;
+    return TextStep::isolated;
+  };
   for (const auto& p : settings.value("preTokenizer", nlohmann::json::array())) {
     const std::string type = p.value("type", "");
     TextStep s;
@@ -160,12 +169,7 @@ void Tokenizer::plan_text_steps(const nlohmann::json& settings) {
       s.use_regex = p.value("useRegex", true);
     } else if (type == "split") {
       s.kind = TextStep::split;
-      static const std::pair<const char*, TextStep::Behavior> behaviors[] = {
-          {"removed", TextStep::removed}, {"isolated", TextStep::isolated}, {"mergedWithPrevious", TextStep::merged_with_previous},
-          {"mergedWithNext", TextStep::merged_with_next}, {"contiguous", TextStep::contiguous}};
-      const std::string behavior = p.value("behavior", "");
-      for (const auto& [name, b] : behaviors)
-        if (behavior == name) s.behavior = b;
+      s.behavior = behavior_of(p.value("behavior", ""));
       s.invert = p.value("invert", false);
       if (p.contains("program")) {
         s.program = p["program"].get<int32_t>();
@@ -180,6 +184,26 @@ void Tokenizer::plan_text_steps(const nlohmann::json& settings) {
         }
         if (s.literal.empty()) return;
       }
+    } else if (type == "whitespace" || type == "digits" || type == "punctuation") {
+      // As splits on patterns of this engine (web/tokenizer.js's WORD_OR_OTHER, NUMERIC and
+      // PUNCTUATION, with Rust's \w for Whitespace's words).
+      static const char* const kWord = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\x{200C}\\x{200D}";
+      std::string pattern;
+      s.kind = TextStep::split;
+      if (type == "whitespace") {
+        pattern = std::string("[") + kWord + "]+|[^" + kWord + "\\p{White_Space}]+";
+        s.invert = true;
+        s.behavior = TextStep::removed;
+      } else if (type == "digits") {
+        pattern = "\\p{N}";
+        s.behavior = p.value("individualDigits", false) ? TextStep::isolated : TextStep::contiguous;
+      } else {
+        pattern = "[\\p{P}!-/:-@\\[-`{-~]";
+        s.behavior = behavior_of(p.value("behavior", "isolated"));
+      }
+      patterns_.emplace_back();
+      if (!Regex::compile(pattern, patterns_.back()).ok()) return;
+      s.program = static_cast<int32_t>(patterns_.size() - 1);
     } else if (type != "bert") {
       return;  // steps only JavaScript runs
     }

@@ -39,6 +39,13 @@ const tokenizers = {
       { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false }] },
     model: { type: 'BPE', vocab: JSON.parse(encoderJson), merges: vocabBpe.split('\n').slice(1).filter(Boolean), ignore_merges: true },
   }),
+  'tokenizer.json: Whitespace, Digits and Punctuation (each behaviour), WordPiece': () => ak.Tokenizer.fromJSON({
+    pre_tokenizer: { type: 'Sequence', pretokenizers: [{ type: 'Whitespace' }, { type: 'Digits', individual_digits: false },
+      { type: 'Punctuation', behavior: 'MergedWithPrevious' }, { type: 'Digits', individual_digits: true },
+      { type: 'Punctuation', behavior: 'Contiguous' }, { type: 'Punctuation', behavior: 'MergedWithNext' },
+      { type: 'Punctuation', behavior: 'Removed' }] },
+    model: { type: 'WordPiece', unk_token: '[UNK]', vocab: Object.fromEntries(bertVocab.map((t, i) => [t, i])) },
+  }),
   'tokenizer.json: ByteLevel with a prefix space, no regex': () => ak.Tokenizer.fromJSON({
     pre_tokenizer: { type: 'ByteLevel', add_prefix_space: true, use_regex: false },
     model: { type: 'BPE', vocab: JSON.parse(encoderJson), merges: vocabBpe.split('\n').slice(1).filter(Boolean) },
