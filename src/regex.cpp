@@ -41,12 +41,17 @@ constexpr uint32_t kLetters = bit(unicode::Lu) | bit(unicode::Ll) | bit(unicode:
 constexpr uint32_t kMarks = bit(unicode::Mn) | bit(unicode::Mc) | bit(unicode::Me);
 constexpr uint32_t kAll = (1u << unicode::kCategoryCount) - 1;
 
-// \p{...} names: general categories, short and long (Oniguruma's loose matching: case, spaces,
-// hyphens and underscores ignored), and Any / Assigned.
-bool category_mask(std::string name, uint32_t& mask) {
+// A property name as Oniguruma compares them: case, spaces, hyphens and underscores ignored.
+std::string loose(std::string_view name) {
   std::string key;
   for (char c : name)
     if (c != ' ' && c != '_' && c != '-') key += static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  return key;
+}
+
+// \p{...} names: general categories, short and long, and Any / Assigned.
+bool category_mask(const std::string& name, uint32_t& mask) {
+  std::string key = loose(name);
   for (const char* prefix : {"generalcategory=", "gc="})
     if (key.rfind(prefix, 0) == 0) key = key.substr(std::string(prefix).size());
   using namespace unicode;
@@ -81,12 +86,6 @@ bool category_mask(std::string name, uint32_t& mask) {
 // \p{...} names of a script (Han, Latin, Script=Hiragana, sc=Katakana) or of the binary properties
 // White_Space and Alphabetic, matched loosely as category_mask does.
 bool property(const std::string& name, Regex::ClassItem& item) {
-  const auto loose = [](std::string_view s) {
-    std::string k;
-    for (char c : s)
-      if (c != ' ' && c != '_' && c != '-') k += static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-    return k;
-  };
   std::string key = loose(name);
   if (key == "whitespace" || key == "space") return item.kind = Regex::ClassItem::white_space, true;
   if (key == "alphabetic" || key == "alpha") return item.kind = Regex::ClassItem::alphabetic, true;
@@ -157,9 +156,9 @@ class RegexCompiler {
     Status s = alternation(0, root);
     if (!s.ok()) return s;
     if (at_ < pat_.size()) return fail(pat_[at_] == ')' ? "a ')' that closes no group" : "unexpected");
-    for (auto& c : re_.classes_) {
+    for (std::size_t k = 0; k < re_.classes_.size(); ++k) {
       for (uint32_t x = 0; x < 128; ++x)
-        if (class_hit(c, x)) c.ascii[x >> 6] |= uint64_t{1} << (x & 63);
+        if (re_.in_class(static_cast<int32_t>(k), x, false)) re_.classes_[k].ascii[x >> 6] |= uint64_t{1} << (x & 63);
     }
     s = emit(root, 0);
     if (!s.ok()) return s;
@@ -201,42 +200,12 @@ class RegexCompiler {
       auto& list = re_.start_ascii_[c];
       for (const int32_t p : re_.start_) {
         const Regex::Inst& i = re_.program_[p];
-        const bool takes = i.op == Regex::Inst::match || (i.op == Regex::Inst::any && (i.flag || c != '\n')) ||
-                           (i.op == Regex::Inst::character && (i.flag ? lower1(c) : c) == static_cast<uint32_t>(i.x)) ||
-                           (i.op == Regex::Inst::char_class && re_.in_class(i.x, c));
-        if (takes) list.push_back(p);
+        if (i.op == Regex::Inst::match || re_.takes(i, c)) list.push_back(p);
       }
     }
-  }
-
-  // Whether class c contains x, before its ASCII table is filled (Regex::in_class reads that).
-  bool class_hit(const Regex::CharClass& c, uint32_t x) const {
-    bool hit = items_hit(c, x);
-    if (!hit && c.fold) {
-      const uint32_t l = lower1(x);
-      hit = l != x && items_hit(c, l);
-    }
-    return hit != c.negate;
   }
 
  private:
-  bool items_hit(const Regex::CharClass& c, uint32_t x) const {
-    for (const auto& it : c.items) {
-      bool h = false;
-      switch (it.kind) {
-        case Regex::ClassItem::range: h = x >= it.lo && x <= it.hi; break;
-        case Regex::ClassItem::categories: h = (it.mask >> unicode::category(x)) & 1u; break;
-        case Regex::ClassItem::white_space: h = is_white_space(x); break;
-        case Regex::ClassItem::word: h = is_word(x); break;
-        case Regex::ClassItem::alphabetic: h = (unicode::flags(x) & unicode::kAlphabetic) != 0; break;
-        case Regex::ClassItem::script: h = unicode::script(x) == it.mask; break;
-        case Regex::ClassItem::nested: h = class_hit(re_.classes_[it.inner], x); break;
-      }
-      if (h != it.negate) return true;
-    }
-    return false;
-  }
-
   // "regular expression, at character 7 (+): a possessive quantifier, ...", or "..., at its end: ...".
   Status fail(const std::string& what) const {
     std::string where = "its end";
@@ -804,9 +773,9 @@ Status Regex::compile(std::string_view pattern, Regex& out) {
 #pragma clang attribute pop
 #endif
 
-bool Regex::in_class(int32_t k, uint32_t c) const {
+bool Regex::in_class(int32_t k, uint32_t c, bool tables) const {
   const CharClass& cls = classes_[k];
-  if (c < 128) return (cls.ascii[c >> 6] >> (c & 63)) & 1u;
+  if (tables && c < 128) return (cls.ascii[c >> 6] >> (c & 63)) & 1u;
   auto items = [&](uint32_t x) {
     for (const auto& it : cls.items) {
       bool h = false;
@@ -817,7 +786,7 @@ bool Regex::in_class(int32_t k, uint32_t c) const {
         case ClassItem::word: h = is_word(x); break;
         case ClassItem::alphabetic: h = (unicode::flags(x) & unicode::kAlphabetic) != 0; break;
         case ClassItem::script: h = unicode::script(x) == it.mask; break;
-        case ClassItem::nested: h = in_class(it.inner, x); break;
+        case ClassItem::nested: h = in_class(it.inner, x, tables); break;
       }
       if (h != it.negate) return true;
     }
@@ -829,6 +798,15 @@ bool Regex::in_class(int32_t k, uint32_t c) const {
     hit = l != c && items(l);
   }
   return hit != cls.negate;
+}
+
+bool Regex::takes(const Inst& i, uint32_t c) const {
+  switch (i.op) {
+    case Inst::character: return (i.flag ? lower1(c) : c) == static_cast<uint32_t>(i.x);
+    case Inst::char_class: return in_class(i.x, c);
+    case Inst::any: return i.flag || c != '\n';
+    default: return false;
+  }
 }
 
 bool Regex::holds(const Inst& a, const uint32_t* text, std::size_t n, std::size_t pos) const {
@@ -922,20 +900,13 @@ Status Regex::find_all(const uint32_t* text, std::size_t n, std::vector<int32_t>
       for (const Thread& t : now) {
         ++steps;
         const Inst& i = program_[t.pc];
-        bool step = false;
-        switch (i.op) {
-          case Inst::match:
-            matched = true;
-            match_start = t.start;
-            match_end = static_cast<int32_t>(pos);
-            break;
-          case Inst::character: step = c != kNone && (i.flag ? lower1(c) : c) == static_cast<uint32_t>(i.x); break;
-          case Inst::char_class: step = c != kNone && in_class(i.x, c); break;
-          case Inst::any: step = c != kNone && (i.flag || c != '\n'); break;
-          default: break;
+        if (i.op == Inst::match) {  // the threads after this one have lower priority: cut
+          matched = true;
+          match_start = t.start;
+          match_end = static_cast<int32_t>(pos);
+          break;
         }
-        if (i.op == Inst::match) break;  // the threads after this one have lower priority
-        if (step) add(next, t.pc + 1, t.start, pos + 1);
+        if (c != kNone && takes(i, c)) add(next, t.pc + 1, t.start, pos + 1);
       }
       now.swap(next);
       if (pos >= n) break;

@@ -77,7 +77,11 @@ class Regex {
   };
 
  private:
-  bool in_class(int32_t k, uint32_t c) const;
+  // Whether class k holds c: from its ASCII table when `tables` (filled after parsing), else from
+  // its items.
+  bool in_class(int32_t k, uint32_t c, bool tables = true) const;
+  // Whether a character, class or any instruction takes character c.
+  bool takes(const Inst& i, uint32_t c) const;
   bool holds(const Inst& a, const uint32_t* text, std::size_t n, std::size_t pos) const;
   std::vector<Inst> program_;
   std::vector<CharClass> classes_;

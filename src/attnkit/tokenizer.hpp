@@ -62,7 +62,7 @@ class Tokenizer : public HeapObject {
   // WordPiece and byte-level BPE: true when every text step of settings() (normaliser and
   // pre-tokeniser) also runs in C++ (text_steps.cpp): BertNormalizer, Lowercase, StripAccents;
   // BertPreTokenizer, WhitespaceSplit, ByteLevel (GPT-2's pattern or none), Split, Whitespace, Digits,
-  // Punctuation (the last three as splits on this engine's patterns). Then encode_text does
+  // Punctuation (the last three as splits on the regex engine's patterns). Then encode_text does
   // the whole of a text in one call, as web/tokenizer.js's steps would.
   bool encodes_texts() const { return text_ok_; }
   // One text (UTF-8) -> (id, start, end) triples, start and end byte offsets into the text (the
