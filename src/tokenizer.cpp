@@ -158,7 +158,7 @@ class VocabScan {
     return false;
   }
   // The members of the object at at_: the value of `key` (once only) at `found`, or 0. With
-  // `read`, key's value is read by it instead of skipped.
+  // `read`, key's value is read by vocab() instead of skipped.
   bool members(std::size_t& found, const char* key, int depth, bool read = false) {
     if (!eat('{')) return false;
     found = 0;
