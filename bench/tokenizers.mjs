@@ -2,8 +2,8 @@
 // (@huggingface/transformers' AutoTokenizer, from local folders, offline) in the same process, on
 // the same tokenizer.json files: load, one sentence, a 64-sentence batch and 1 MB of mixed text
 // (English, CJK, emoji, code, accents), for BERT WordPiece (bert-base-uncased's vocabulary), GPT-2
-// byte-level BPE (GPT-2's), Llama 3's form of it (its Split regex, on GPT-2's vocabulary), and the
-// SentencePiece BPE (Llama form) and Unigram (T5 form) models of
+// byte-level BPE (GPT-2's), Llama 3's and Qwen 2's forms of it (their Split regexes, Qwen's NFC, on
+// GPT-2's vocabulary), and the SentencePiece BPE (Llama form) and Unigram (T5 form) models of
 // tests/fixtures/sentencepiece (small vocabularies, 1500 and 2000 pieces, trained offline). Ids are
 // compared on the whole text before anything is timed.
 import fs from 'node:fs';
@@ -51,6 +51,14 @@ function gpt2Json() {
 function llama3Json() {
   const { model } = gpt2Json();
   return llama3Form(model.vocab, model.merges);
+}
+
+// Qwen 2's form: its Split regex (one digit at a time), no ignore_merges, and an NFC normalizer
+// (run in JavaScript before attnkit's C++ steps).
+function qwen2Json() {
+  const { model } = gpt2Json();
+  const pattern = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+  return { ...llama3Form(model.vocab, model.merges, { Regex: pattern }, false), normalizer: { type: 'NFC' } };
 }
 
 const SP_DIR = path.join(ROOT, 'tests/fixtures/sentencepiece');
@@ -122,6 +130,7 @@ export async function benchTokenizers(ak, table) {
     ['BERT WordPiece', bertJson()],
     ['GPT-2 byte-level BPE', gpt2Json()],
     ['Llama 3 form (Split + byte-level BPE)', llama3Json()],
+    ['Qwen 2 form (NFC + Split + byte-level BPE)', qwen2Json()],
     ['SentencePiece BPE (Llama form)', JSON.parse(fs.readFileSync(path.join(SP_DIR, 'bpe.tokenizer.json'), 'utf8'))],
     ['SentencePiece Unigram (T5 form)', JSON.parse(fs.readFileSync(path.join(SP_DIR, 'unigram.tokenizer.json'), 'utf8'))],
   ];

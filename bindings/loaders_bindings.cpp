@@ -76,10 +76,12 @@ int tokenizer_create(uintptr_t slot, int kind, uintptr_t a, double a_length, uin
   return g_tokenizers.adopt(slot, std::move(t));
 }
 
-// 1 when the tokenizer encodes whole texts in C++ (_tokenizerEncodeTexts), else 0.
+// 1 when the tokenizer encodes whole texts in C++ (_tokenizerEncodeTexts), 2 when it does once
+// JavaScript has normalised them (Tokenizer::normalizes_in_js), else 0.
 int tokenizer_encodes_texts(double handle) {
   Tokenizer* t = nullptr;
-  return g_tokenizers.find(handle, t).ok() && (t->sentencepiece() || t->encodes_texts()) ? 1 : 0;
+  if (!g_tokenizers.find(handle, t).ok() || !(t->sentencepiece() || t->encodes_texts())) return 0;
+  return !t->sentencepiece() && t->normalizes_in_js() ? 2 : 1;
 }
 
 std::string tokenizer_settings(double handle) {

@@ -129,6 +129,7 @@ void Tokenizer::plan_text_steps(const nlohmann::json& settings) {
   text_ok_ = false;
   normalizer_.clear();
   pre_tokenizer_.clear();
+  normalize_in_js_ = false;
   if (model_ == TokenizerModel::sentencepiece) return;
   for (const auto& n : settings.value("normalizer", nlohmann::json::array())) {
     const std::string type = n.value("type", "");
@@ -143,11 +144,17 @@ void Tokenizer::plan_text_steps(const nlohmann::json& settings) {
       s.kind = TextStep::lowercase;
     } else if (type == "stripAccents") {
       s.kind = TextStep::strip_accents;
+    } else if (type == "nfc" || type == "nfkc" || type == "nfd" || type == "nfkd") {
+      normalize_in_js_ = true;  // composition (String.normalize) stays in JavaScript
+      continue;
     } else {
-      return;  // NFC, NFKC, ...: composition stays in JavaScript
+      return;
     }
     normalizer_.push_back(s);
   }
+  // Then web/tokenizer.js runs the whole normaliser and sends C++ its result (with a map back to
+  // the source for the offsets), and C++ runs none of it.
+  if (normalize_in_js_) normalizer_.clear();
   // Split's behaviours as web/tokenizer.js's steps name them.
   const auto behavior_of = [](const std::string& name) {
     static const std::pair<const char*, TextStep::Behavior> behaviors[] = {

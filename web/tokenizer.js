@@ -61,16 +61,21 @@ const isChinese = (x) => (x >= 0x4E00 && x <= 0x9FFF) || (x >= 0x3400 && x <= 0x
   (x >= 0xF900 && x <= 0xFAFF) || (x >= 0x2F800 && x <= 0x2FA1F);
 const stripAccents = (s) => s.normalize('NFD').replace(/\p{Mn}/gu, '');
 
+// What composition may join: a base character and its combining marks, or Hangul jamo (leading,
+// vowel, trailing; and a syllable with trailing jamo), which are letters, not marks, yet compose
+// under NFC / NFKC.
+const CLUSTER = /[\u1100-\u115F\uA960-\uA97C\uAC00-\uD7A3][\u1160-\u11FF\uD7B0-\uD7FF]+\p{M}*|\P{M}\p{M}*|\p{M}+/gsu;
+
 /**
  * Normalises `text` by the steps, keeping for each UTF-16 unit of the result the [start, end) of
- * the source it came from. Works cluster by cluster (a base character and its combining marks),
- * so that composition and decomposition stay within one source span.
+ * the source it came from. Works cluster by cluster (CLUSTER), so that composition and
+ * decomposition stay within one source span.
  */
 function normalize(text, steps, base = 0) {
   if (steps.some((st) => st.type === 'replace')) return normalizeWithReplace(text, steps, base);
   let out = '';
   const map = [];
-  for (const m of text.matchAll(/\P{M}\p{M}*|\p{M}+/gsu)) {
+  for (const m of text.matchAll(CLUSTER)) {
     let s = m[0];
     for (const step of steps) {
       if (step.type === 'bert') {
@@ -594,13 +599,16 @@ export class Tokenizer extends OwnedHandle {
     // SentencePiece models, from a tokenizer.model ('model') or a tokenizer.json ('json'): their
     // decoding runs in C++ too (src/attnkit/sentencepiece.hpp).
     this._sp = settings.sentencepiece ? 'model' : settings.model === 'sentencepiece' ? 'json' : null;
-    // tokenizer.json steps before a SentencePiece model's own (ALBERT's NFKD, Lowercase, ...): run here.
-    this._pre = settings.preNormalizer?.length ? settings.preNormalizer : null;
+    // Normalizer steps run here before C++ reads a text: a SentencePiece model's tokenizer.json
+    // steps before its own (ALBERT's NFKD, Lowercase, ...), or the whole normalizer of a WordPiece /
+    // BPE tokenizer that has a composing step (Qwen 2's NFC): C++ then runs its pre-tokenizer and model.
+    const texts = heap._m._tokenizerEncodesTexts(handle);
+    this._pre = settings.preNormalizer?.length ? settings.preNormalizer : texts === 2 ? settings.normalizer : null;
     // How texts become pieces: 'model' (a tokenizer.model: the whole text in C++), 'texts' (added
     // tokens cut out here, each stretch of text in C++: tokenizer.json SentencePiece models, and
-    // WordPiece / byte-level BPE whose text steps all run in C++), or null (text steps here,
-    // words to C++: steps only JavaScript runs, such as NFKC or Punctuation).
-    this._whole = this._sp === 'model' ? 'model' : heap._m._tokenizerEncodesTexts(handle) ? 'texts' : null;
+    // WordPiece / byte-level BPE whose pre-tokenizer runs in C++), or null (text steps here, words
+    // to C++).
+    this._whole = this._sp === 'model' ? 'model' : texts ? 'texts' : null;
     this._s = settings;
     // A Split step's own regular expression runs in C++ (src/attnkit/regex.hpp): the string's
     // UTF-16 units in, [start, end) match ranges out.
@@ -663,6 +671,20 @@ export class Tokenizer extends OwnedHandle {
     return segments;
   }
 
+  // Whether the pre-normaliser leaves `text` as it is (most texts are NFC already), told without
+  // its cluster-by-cluster offset map: each step is a String.normalize form or toLowerCase and
+  // changes nothing of the whole text (then nothing of any cluster either).
+  _unchanged(text) {
+    if (this._preSimple === undefined) {
+      this._preSimple = this._pre.every((st) => ['nfc', 'nfkc', 'nfd', 'nfkd', 'lowercase'].includes(st.type));
+    }
+    if (!this._preSimple) return false;
+    for (const st of this._pre) {
+      if ((st.type === 'lowercase' ? text.toLowerCase() : text.normalize(st.type.toUpperCase())) !== text) return false;
+    }
+    return true;
+  }
+
   // Texts -> for each, {ids, spans} before the template. SentencePiece: one C++ call for all.
   // `reserve` ({before, after}) leaves that many slots around each text's pieces (the template's
   // special tokens), so that _encodeOne can fill them in place instead of copying into a new row.
@@ -681,7 +703,7 @@ export class Tokenizer extends OwnedHandle {
     for (const list of segs) {
       for (const g of list) {
         if (g.text !== undefined && g.text !== '') {
-          if (this._pre) {
+          if (this._pre && !this._unchanged(g.text)) {
             // What C++ reads is the pre-normalised text; `map` takes its offsets back to the source.
             const n = normalize(g.text, this._pre, 0);
             g.send = n.text;

@@ -65,6 +65,9 @@ class Tokenizer : public HeapObject {
   // Punctuation (the last three as splits on the regex engine's patterns). Then encode_text does
   // the whole of a text in one call, as web/tokenizer.js's steps would.
   bool encodes_texts() const { return text_ok_; }
+  // With encodes_texts(): the normaliser has a step only JavaScript runs (NFC, NFKC, NFD, NFKD),
+  // so web/tokenizer.js normalises each text and encode_text runs no normaliser step.
+  bool normalizes_in_js() const { return normalize_in_js_; }
   // One text (UTF-8) -> (id, start, end) triples, start and end byte offsets into the text (the
   // bindings turn them into UTF-16 units, as for SentencePiece).
   Status encode_text(const char* text, std::size_t length, std::vector<int32_t>& out);
@@ -141,7 +144,7 @@ class Tokenizer : public HeapObject {
   std::vector<TextStep> normalizer_, pre_tokenizer_;
   static void split_pieces(const std::vector<int32_t>& matches, std::size_t n, TextStep::Behavior behavior, bool invert,
                            std::size_t base, std::vector<std::pair<std::size_t, std::size_t>>& out);
-  bool text_ok_ = false;
+  bool text_ok_ = false, normalize_in_js_ = false;
   void plan_text_steps(const nlohmann::json& settings);
 };
 

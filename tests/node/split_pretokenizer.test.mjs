@@ -53,6 +53,26 @@ for (const [name, regex] of Object.entries(REGEX)) {
   });
 }
 
+test('Qwen 2\'s form: an NFC normalizer (run in JavaScript) before the C++ steps gives transformers.js\'s ids and offsets', async () => {
+  const json = { ...llama3Json({ Regex: REGEX.qwen2 }, false), normalizer: { type: 'NFC' } };
+  const ours = await ak.Tokenizer.fromJSON(json);
+  const hf = new HfTokenizer(json, {});
+  try {
+    assert.equal(ours._whole, 'texts', 'the steps after NFC run in C++');
+    // Decomposed accents (NFC composes them), Hangul jamo, and text NFC leaves as it is.
+    for (const line of [...LINES, 'Cafe\u0301 cre\u0300me \u1100\u1161\u11a8 q\u0323\u0307', 'ﬁ ＡＢＣ Å']) {
+      const e = ours.encode(line, { addSpecialTokens: false });
+      assert.deepEqual(Array.from(e.inputIds.data), hf.encode(line, { add_special_tokens: false }).ids, JSON.stringify(line));
+    }
+    // Offsets point into the source text, before NFC: "é" (one character after NFC) ends at 5.
+    const e = ours.encode('Cafe\u0301 bar', { addSpecialTokens: false });
+    assert.ok(e.offsets.some(([, b]) => b === 5) && e.offsets.every(([a, b]) => a <= b && b <= 9), JSON.stringify(e.offsets));
+    assert.deepEqual(e.offsets[e.offsets.length - 1], [6, 9]);
+  } finally {
+    ours.dispose();
+  }
+});
+
 test('ignore_merges: a word that is a token is that token, merges or not', async () => {
   const small = (ignore) => ({ pre_tokenizer: { type: 'WhitespaceSplit' },
     model: { type: 'BPE', vocab: { a: 0, b: 1, c: 2, bc: 3, abc: 4 }, merges: ['b c'], ignore_merges: ignore } });

@@ -46,6 +46,20 @@ const tokenizers = {
       { type: 'Punctuation', behavior: 'Removed' }] },
     model: { type: 'WordPiece', unk_token: '[UNK]', vocab: Object.fromEntries(bertVocab.map((t, i) => [t, i])) },
   }),
+  // A composing normalizer (Qwen 2's NFC; NFKC and Lowercase here) runs in JavaScript, the rest in
+  // C++, offsets mapped back through the normalised text.
+  'tokenizer.json: NFKC + Lowercase, Split (Qwen 2) + ByteLevel': () => ak.Tokenizer.fromJSON({
+    normalizer: { type: 'Sequence', normalizers: [{ type: 'NFKC' }, { type: 'Lowercase' }] },
+    pre_tokenizer: { type: 'Sequence', pretokenizers: [
+      { type: 'Split', pattern: { Regex: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, behavior: 'Isolated', invert: false },
+      { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false }] },
+    model: { type: 'BPE', vocab: JSON.parse(encoderJson), merges: vocabBpe.split('\n').slice(1).filter(Boolean) },
+  }),
+  'tokenizer.json: NFD + StripAccents, BertPreTokenizer, WordPiece': () => ak.Tokenizer.fromJSON({
+    normalizer: { type: 'Sequence', normalizers: [{ type: 'NFD' }, { type: 'StripAccents' }] },
+    pre_tokenizer: { type: 'BertPreTokenizer' },
+    model: { type: 'WordPiece', unk_token: '[UNK]', vocab: Object.fromEntries(bertVocab.map((t, i) => [t, i])) },
+  }),
   'tokenizer.json: ByteLevel with a prefix space, no regex': () => ak.Tokenizer.fromJSON({
     pre_tokenizer: { type: 'ByteLevel', add_prefix_space: true, use_regex: false },
     model: { type: 'BPE', vocab: JSON.parse(encoderJson), merges: vocabBpe.split('\n').slice(1).filter(Boolean) },
