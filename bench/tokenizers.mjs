@@ -11,6 +11,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { ROOT, fmt, interleaved, stats, now } from './lib.mjs';
 import { llama3Json as llama3Form } from '../tests/fixtures/llama3_form.mjs';
+import { seededRandom } from '../tests/node/helpers.mjs';
 
 const require = createRequire(import.meta.url);
 
@@ -73,11 +74,7 @@ function mixedText(total) {
   const words = expected.lines.join(' ').split(/\s+/).filter(Boolean);
   const extra = ['東京は日本の首都です。', '北京是中国的首都。', '서울은 한국의 수도입니다.', 'I ❤️ emoji 😀🎉👨‍👩‍👧‍👦 🇫🇷🇯🇵',
     'return a + b; // sum', 'for (int i = 0; i < n; ++i) {', 'Café crème brûlée, naïve façade', 'Straße, señor, mañana'];
-  let seed = 12345;
-  const rand = (n) => {  // an LCG in 32-bit arithmetic (a float product would lose the low bits)
-    seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
-    return (seed >>> 8) % n;
-  };
+  const rand = seededRandom(12345);
   const lines = [];
   let bytes = 0;
   while (bytes < total) {

@@ -836,13 +836,29 @@ Status Regex::find_all(const uint32_t* text, std::size_t n, std::vector<int32_t>
   struct Thread {
     int32_t pc, start;
   };
+  // The VM's lists, reused between calls on this thread (text steps call this once per word):
+  // `seen` holds generation stamps, so that a pc enters each list once, and a new list is a new
+  // generation, not a cleared vector.
+  static thread_local struct {
+    std::vector<Thread> now, next;
+    std::vector<uint32_t> seen;
+    std::vector<int32_t> stack;
+    uint32_t gen = 0;
+  } vm;
   const std::size_t size = program_.size();
-  std::vector<Thread> now, next;
-  now.reserve(size);
-  next.reserve(size);
-  std::vector<uint32_t> seen(size, 0);  // generation stamps: a pc enters each list once
-  std::vector<int32_t> stack;
-  uint32_t gen = 1;
+  if (vm.seen.size() < size) vm.seen.resize(size, 0);
+  auto& now = vm.now;
+  auto& next = vm.next;
+  auto& seen = vm.seen;
+  auto& stack = vm.stack;
+  auto& gen = vm.gen;
+  const auto fresh = [&] {  // a new generation (stamps start over when the counter wraps)
+    if (++gen == 0) {
+      std::fill(seen.begin(), seen.end(), 0u);
+      gen = 1;
+    }
+  };
+  stack.clear();
   const std::size_t budget = steps_allowed(n);
   std::size_t steps = 0;
 
@@ -873,7 +889,7 @@ Status Regex::find_all(const uint32_t* text, std::size_t n, std::vector<int32_t>
     bool matched = false;
     int32_t match_start = 0, match_end = 0;
     now.clear();
-    ++gen;
+    fresh();
     for (std::size_t pos = from;; ++pos) {
       if (!matched) {  // a new start, last in priority
         if (start_known_) {
@@ -894,7 +910,7 @@ Status Regex::find_all(const uint32_t* text, std::size_t n, std::vector<int32_t>
                              "the Split pattern needs more than " + std::to_string(budget) + " steps for a text of " +
                                  std::to_string(n) + " characters (its preferred branches run far past its matches)");
       }
-      ++gen;
+      fresh();
       next.clear();
       const uint32_t c = pos < n ? text[pos] : kNone;
       for (const Thread& t : now) {

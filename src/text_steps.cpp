@@ -82,47 +82,38 @@ std::size_t gpt2_match(const uint32_t* c, std::size_t i, std::size_t n) {
 void Tokenizer::split_pieces(const std::vector<int32_t>& matches, std::size_t n, TextStep::Behavior behavior, bool invert,
                              std::size_t base, std::vector<std::pair<std::size_t, std::size_t>>& out) {
   using B = TextStep;
-  struct Piece {
-    std::size_t a, b;
-    bool match;
+  // The pieces, in order: the k-th of the 2m+1 slots around m matches is a gap (even k) or a match
+  // (odd k), [begin, end) relative to the word; empty gaps are skipped.
+  const std::size_t m = matches.size() / 2;
+  const auto piece = [&](std::size_t k, std::size_t& a, std::size_t& b) {
+    const std::size_t i = k / 2;
+    if (k % 2) {
+      a = static_cast<std::size_t>(matches[2 * i]), b = static_cast<std::size_t>(matches[2 * i + 1]);
+    } else {
+      a = i == 0 ? 0 : static_cast<std::size_t>(matches[2 * i - 1]);
+      b = i == m ? n : static_cast<std::size_t>(matches[2 * i]);
+    }
+    return a < b || k % 2;  // a gap only when not empty (an empty match is still a piece)
   };
-  std::vector<Piece> pieces;
-  pieces.reserve(matches.size() + 1);
-  std::size_t at = 0;
-  for (std::size_t k = 0; k + 1 < matches.size(); k += 2) {
-    const auto a = static_cast<std::size_t>(matches[k]), b = static_cast<std::size_t>(matches[k + 1]);
-    if (a > at) pieces.push_back({at, a, invert});
-    pieces.push_back({a, b, !invert});
-    at = b;
+  const std::size_t first = out.size();
+  bool previous = false;
+  for (std::size_t k = 0; k <= 2 * m; ++k) {
+    std::size_t a, b;
+    if (!piece(k, a, b)) continue;
+    const bool match = (k % 2 == 1) != invert;
+    bool merge = false;
+    if (behavior == B::removed && match) continue;
+    if (behavior == B::contiguous) merge = match == previous;
+    if (behavior == B::merged_with_previous) merge = match && !previous;
+    if (behavior == B::merged_with_next) merge = previous && !match;  // the match before joins this piece
+    if (merge && out.size() > first) out.back().second = base + b;
+    else out.push_back({base + a, base + b});
+    previous = match;
   }
-  if (at < n) pieces.push_back({at, n, invert});
-  std::vector<std::pair<std::size_t, std::size_t>> kept;
-  kept.reserve(pieces.size());
-  if (behavior == B::removed) {
-    for (const Piece& p : pieces)
-      if (!p.match) kept.push_back({p.a, p.b});
-  } else if (behavior == B::isolated) {
-    for (const Piece& p : pieces) kept.push_back({p.a, p.b});
-  } else if (behavior == B::contiguous || behavior == B::merged_with_previous) {
-    bool previous = false;
-    for (const Piece& p : pieces) {
-      const bool merge = behavior == B::contiguous ? p.match == previous : p.match && !previous;
-      if (merge && !kept.empty()) kept.back().second = p.b;
-      else kept.push_back({p.a, p.b});
-      previous = p.match;
-    }
-  } else {  // merged_with_next, from the end
-    bool previous = false;
-    for (std::size_t k = pieces.size(); k-- > 0;) {
-      const Piece& p = pieces[k];
-      if (p.match && !previous && !kept.empty()) kept.back().first = p.a;
-      else kept.push_back({p.a, p.b});
-      previous = p.match;
-    }
-    std::reverse(kept.begin(), kept.end());
-  }
-  for (const auto& [a, b] : kept)
-    if (b > a) out.push_back({base + a, base + b});
+  // Empty pieces go (empty matches kept their place above, for the merges).
+  out.erase(std::remove_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                           [](const std::pair<std::size_t, std::size_t>& p) { return p.second <= p.first; }),
+            out.end());
 }
 
 void Tokenizer::plan_text_steps(const nlohmann::json& settings) {

@@ -531,11 +531,15 @@ std::size_t utf8_length(const std::string& s) {
   return n;
 }
 
-ATTNKIT_FOR_SIZE Status pre_tokenizer_steps(const json& p, const std::string& where, json& steps) {
+// `patterns`: where Split's regular expressions are compiled to (the step's "program" indexes it).
+ATTNKIT_FOR_SIZE Status pre_tokenizer_steps(const json& p, const std::string& where, json& steps, std::vector<Regex>& patterns) {
   if (p.is_null()) return Status::success();
   if (!p.is_object()) return bad(where, where + " must be an object or null");
   const std::string t = type_of(p);
-  if (t == "Sequence") return sequence(p, "pretokenizers", where, steps, pre_tokenizer_steps);
+  if (t == "Sequence") {
+    return sequence(p, "pretokenizers", where, steps,
+                    [&](const json& one, const std::string& w, json& out) { return pre_tokenizer_steps(one, w, out, patterns); });
+  }
   if (t == "BertPreTokenizer") return steps.push_back({{"type", "bert"}}), Status::success();
   if (t == "WhitespaceSplit") return steps.push_back({{"type", "whitespaceSplit"}}), Status::success();
   // Whitespace: words (\w+) and runs of other non-space characters ([^\w\s]+); spaces dropped.
@@ -564,8 +568,8 @@ ATTNKIT_FOR_SIZE Status pre_tokenizer_steps(const json& p, const std::string& wh
     return Status::success();
   }
   if (t == "Split") {
-    // Every pattern is compiled for attnkit's own engine (regex.hpp: linear time, no
-    // backtracking) in Tokenizer::finish, for the C++ text steps. Where a text goes through
+    // Every pattern is compiled here for attnkit's own engine (regex.hpp: linear time, no
+    // backtracking), for the C++ text steps. Where a text goes through
     // web/tokenizer.js's steps instead, the patterns of known models ("regex": name) run as vetted
     // equivalents in V8 (SPLIT_PATTERNS). A String pattern is a literal.
     static const std::pair<const char*, const char*> known[] = {
@@ -588,10 +592,10 @@ ATTNKIT_FOR_SIZE Status pre_tokenizer_steps(const json& p, const std::string& wh
       const std::string& r = re->get_ref<const std::string&>();
       for (const auto& [name, text] : known)
         if (r == text) step["regex"] = name;
-      Regex re;
-      Status c = Regex::compile(r, re);
+      patterns.emplace_back();
+      Status c = Regex::compile(r, patterns.back());
       if (!c.ok()) return bad(where + ".pattern", where + ".pattern: " + c.message);
-      step["pattern"] = r;
+      step["program"] = patterns.size() - 1;
     } else {
       return bad(where + ".pattern", where + ".pattern must be {\"Regex\": ...} or a non-empty {\"String\": ...}");
     }
@@ -1078,16 +1082,6 @@ Status Tokenizer::finish(TokenizerModel model, nlohmann::json& settings) {
   settings["unkId"] = unk_;
   settings["continuingSubwordPrefix"] = model == TokenizerModel::wordpiece ? prefix_ : std::string();
   settings["vocab"] = tokens_;
-  // The Split steps' own regular expressions (checked when the steps were read).
-  if (settings.contains("preTokenizer")) {
-    for (auto& step : settings["preTokenizer"]) {
-      if (!step.contains("pattern")) continue;
-      patterns_.emplace_back();
-      Status s = Regex::compile(step["pattern"].get<std::string>(), patterns_.back());
-      if (!s.ok()) return s;
-      step["program"] = patterns_.size() - 1;
-    }
-  }
   settings_ = settings.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   plan_text_steps(settings);
   return Status::success();
@@ -1226,7 +1220,7 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
   if (!s.ok()) return s;
   settings["normalizer"] = steps;
   steps = json::array();
-  s = pre_tokenizer_steps(j.value("pre_tokenizer", json()), "pre_tokenizer", steps);
+  s = pre_tokenizer_steps(j.value("pre_tokenizer", json()), "pre_tokenizer", steps, t->patterns_);
   if (!s.ok()) return s;
   settings["preTokenizer"] = steps;
   // The decoder: null when the file has none (decode then joins the tokens with spaces, as

@@ -95,6 +95,13 @@ export class WasmHeap {
     return [slot[2], slot[3]];
   }
 
+  // A wasm allocation of `bytes`, or ERR_OUT_OF_MEMORY naming what it was for.
+  _malloc(bytes, what) {
+    const p = this._m._malloc(bytes) >>> 0; // above 2 GiB the export's i32 reads negative
+    if (!p) throw new AttnkitError(`could not allocate ${bytes} bytes in the wasm heap for ${what}`, { code: 'ERR_OUT_OF_MEMORY' });
+    return p;
+  }
+
   // Copies typed arrays into fresh wasm allocations, runs body(offsets), frees them all.
   // null/undefined entries become offset 0 ("not given").
   _withInputs(arrays, body) {
@@ -105,12 +112,7 @@ export class WasmHeap {
           ptrs.push(0);
           continue;
         }
-        const p = this._m._malloc(Math.max(a.byteLength, 4)) >>> 0; // above 2 GiB the export's i32 reads negative
-        if (!p) {
-          throw new AttnkitError(`could not allocate ${a.byteLength} bytes in the wasm heap for an input`, {
-            code: 'ERR_OUT_OF_MEMORY',
-          });
-        }
+        const p = this._malloc(Math.max(a.byteLength, 4), 'an input');
         ptrs.push(p);
         this._view(Uint8Array, p, a.byteLength).set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
       }
@@ -127,10 +129,7 @@ export class WasmHeap {
     try {
       for (const s of strings) {
         const room = Math.max(3 * s.length, 4);
-        const p = this._m._malloc(room) >>> 0;
-        if (!p) {
-          throw new AttnkitError(`could not allocate ${room} bytes in the wasm heap for a text`, { code: 'ERR_OUT_OF_MEMORY' });
-        }
+        const p = this._malloc(room, 'a text');
         blocks.push([p, 0]);
         blocks[blocks.length - 1][1] = TEXT_ENCODER.encodeInto(s, this._view(Uint8Array, p, room)).written;
       }
@@ -146,12 +145,10 @@ export class WasmHeap {
   _scratch(bytes) {
     if (!this._scratchPtr || this._scratchBytes < bytes) {
       if (this._scratchPtr) this._m._free(this._scratchPtr);
+      this._scratchPtr = 0;
       this._scratchBytes = 0;
       const size = Math.max(4096, 2 ** Math.ceil(Math.log2(bytes + 1)));
-      this._scratchPtr = this._m._malloc(size) >>> 0;
-      if (!this._scratchPtr) {
-        throw new AttnkitError(`could not allocate ${size} bytes in the wasm heap for an input`, { code: 'ERR_OUT_OF_MEMORY' });
-      }
+      this._scratchPtr = this._malloc(size, 'an input');
       this._scratchBytes = size;
     }
     return this._scratchPtr;

@@ -151,15 +151,9 @@ const PUNCTUATION = /[\p{P}!-/:-@[-`{-~]/u;
 // Hugging Face's Pattern::find_matches: [start, end, isMatch] pieces covering the text, from
 // regex-style matches (each match a piece, the gaps between them the others).
 export function matchPieces(text, matches) {
-  const pieces = [];
-  let at = 0;
-  for (const m of matches) {
-    if (m.index > at) pieces.push([at, m.index, false]);
-    pieces.push([m.index, m.index + m[0].length, true]);
-    at = m.index + m[0].length;
-  }
-  if (at < text.length) pieces.push([at, text.length, false]);
-  return pieces;
+  const ranges = [];
+  for (const m of matches) ranges.push(m.index, m.index + m[0].length);
+  return rangePieces(text, ranges);
 }
 
 // The same from [start, end, start, end, ...] match ranges (attnkit's regex engine's answer).

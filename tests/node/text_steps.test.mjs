@@ -60,6 +60,16 @@ const tokenizers = {
     pre_tokenizer: { type: 'BertPreTokenizer' },
     model: { type: 'WordPiece', unk_token: '[UNK]', vocab: Object.fromEntries(bertVocab.map((t, i) => [t, i])) },
   }),
+  // Each behaviour alone, inverted or not, before byte-level BPE (whose merges stay within a piece,
+  // so every boundary shows in the ids).
+  ...Object.fromEntries(['Removed', 'Isolated', 'MergedWithPrevious', 'MergedWithNext', 'Contiguous'].flatMap((behavior) =>
+    [false, true].map((invert) => [`tokenizer.json: Split on spaces and punctuation, ${behavior}${invert ? ', inverted' : ''}`,
+      () => ak.Tokenizer.fromJSON({
+        pre_tokenizer: { type: 'Sequence', pretokenizers: [
+          { type: 'Split', pattern: { Regex: '\\s|\\p{P}+|x*' }, behavior, invert },
+          { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false }] },
+        model: { type: 'BPE', vocab: JSON.parse(encoderJson), merges: vocabBpe.split('\n').slice(1).filter(Boolean) },
+      })]))),
   'tokenizer.json: ByteLevel with a prefix space, no regex': () => ak.Tokenizer.fromJSON({
     pre_tokenizer: { type: 'ByteLevel', add_prefix_space: true, use_regex: false },
     model: { type: 'BPE', vocab: JSON.parse(encoderJson), merges: vocabBpe.split('\n').slice(1).filter(Boolean) },
