@@ -59,8 +59,11 @@ for (const ak of await backends()) {
       const s = headScores(model, metrics);
       assert.ok(maxAbsDiff(s.previousToken.flat(), metrics.previousToken.scores.flat()) < 1e-3);
       assert.ok(maxAbsDiff(s.induction.flat(), metrics.induction.scores.flat()) < 1e-3);
-      // (The issue's thresholds, previous-token >= 0.5 and induction >= 0.3, are not reached by
-      // the committed model: docs/tutorial-model.md.)
+      // What the page is for: a head that reads the token before (>= 0.5 of its weight on held-out
+      // text) and an induction head (>= 0.3 on the repeated random tokens), measured by attnkit.
+      const best = (rows) => Math.max(...rows.flat());
+      assert.ok(best(s.previousToken) >= 0.5, `best previous-token score ${best(s.previousToken)}`);
+      assert.ok(best(s.induction) >= 0.3, `best induction score ${best(s.induction)}`);
     } finally {
       model.dispose();
     }
