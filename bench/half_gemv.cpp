@@ -30,42 +30,31 @@ static void gemv_f32(float* y, const float* x, const float* w) {
     y[o] = wasm_f32x4_extract_lane(s, 0) + wasm_f32x4_extract_lane(s, 1) + wasm_f32x4_extract_lane(s, 2) + wasm_f32x4_extract_lane(s, 3);
   }
 }
-// f16 -> f32 for finite values (normal and subnormal): magnitude bits << 13, times 2^112, sign or'ed.
-static inline v128_t widen_f16(v128_t h32) {
-  const v128_t mag = wasm_v128_and(wasm_i32x4_shl(h32, 13), wasm_i32x4_splat(0x0fffe000));
-  const v128_t sign = wasm_v128_and(wasm_i32x4_shl(h32, 16), wasm_i32x4_splat((int)0x80000000));
-  return wasm_v128_or(wasm_f32x4_mul(mag, wasm_f32x4_splat(0x1p112f)), sign);
-}
-static void gemv_f16(float* y, const float* x, const uint16_t* w) {
-  for (int o = 0; o < OUT; ++o) {
-    const uint16_t* r = w + (size_t)o * IN;
-    v128_t a0 = wasm_f32x4_splat(0), a1 = a0, a2 = a0, a3 = a0;
-    for (int i = 0; i < IN; i += 16) {
-      v128_t h0 = wasm_v128_load(r + i), h1 = wasm_v128_load(r + i + 8);
-      a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(widen_f16(wasm_u32x4_extend_low_u16x8(h0)), wasm_v128_load(x + i)));
-      a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(widen_f16(wasm_u32x4_extend_high_u16x8(h0)), wasm_v128_load(x + i + 4)));
-      a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(widen_f16(wasm_u32x4_extend_low_u16x8(h1)), wasm_v128_load(x + i + 8)));
-      a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(widen_f16(wasm_u32x4_extend_high_u16x8(h1)), wasm_v128_load(x + i + 12)));
-    }
-    v128_t s = wasm_f32x4_add(wasm_f32x4_add(a0, a1), wasm_f32x4_add(a2, a3));
-    y[o] = wasm_f32x4_extract_lane(s, 0) + wasm_f32x4_extract_lane(s, 1) + wasm_f32x4_extract_lane(s, 2) + wasm_f32x4_extract_lane(s, 3);
+// Half-precision lanes (zero-extended to 32 bits) -> float32.
+// F16, finite values (normal and subnormal): magnitude bits << 13, times 2^112, sign or'ed.
+struct widen_f16 {
+  v128_t operator()(v128_t h32) const {
+    const v128_t mag = wasm_v128_and(wasm_i32x4_shl(h32, 13), wasm_i32x4_splat(0x0fffe000));
+    const v128_t sign = wasm_v128_and(wasm_i32x4_shl(h32, 16), wasm_i32x4_splat((int)0x80000000));
+    return wasm_v128_or(wasm_f32x4_mul(mag, wasm_f32x4_splat(0x1p112f)), sign);
   }
-}
-// bf16 -> f32: the 16 bits become the high half (zero-extend, shift; a shuffle with zeros was slower).
-static void gemv_bf16(float* y, const float* x, const uint16_t* w) {
+};
+// BF16: the 16 bits become the high half (a shuffle with zeros instead was slower).
+struct widen_bf16 {
+  v128_t operator()(v128_t h32) const { return wasm_i32x4_shl(h32, 16); }
+};
+template <class Widen>
+static void gemv_half(float* y, const float* x, const uint16_t* w) {
+  const Widen widen;
   for (int o = 0; o < OUT; ++o) {
     const uint16_t* r = w + (size_t)o * IN;
     v128_t a0 = wasm_f32x4_splat(0), a1 = a0, a2 = a0, a3 = a0;
     for (int i = 0; i < IN; i += 16) {
       v128_t h0 = wasm_v128_load(r + i), h1 = wasm_v128_load(r + i + 8);
-      v128_t f0 = wasm_i32x4_shl(wasm_u32x4_extend_low_u16x8(h0), 16);
-      v128_t f1 = wasm_i32x4_shl(wasm_u32x4_extend_high_u16x8(h0), 16);
-      v128_t f2 = wasm_i32x4_shl(wasm_u32x4_extend_low_u16x8(h1), 16);
-      v128_t f3 = wasm_i32x4_shl(wasm_u32x4_extend_high_u16x8(h1), 16);
-      a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(f0, wasm_v128_load(x + i)));
-      a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(f1, wasm_v128_load(x + i + 4)));
-      a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(f2, wasm_v128_load(x + i + 8)));
-      a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(f3, wasm_v128_load(x + i + 12)));
+      a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(widen(wasm_u32x4_extend_low_u16x8(h0)), wasm_v128_load(x + i)));
+      a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(widen(wasm_u32x4_extend_high_u16x8(h0)), wasm_v128_load(x + i + 4)));
+      a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(widen(wasm_u32x4_extend_low_u16x8(h1)), wasm_v128_load(x + i + 8)));
+      a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(widen(wasm_u32x4_extend_high_u16x8(h1)), wasm_v128_load(x + i + 12)));
     }
     v128_t s = wasm_f32x4_add(wasm_f32x4_add(a0, a1), wasm_f32x4_add(a2, a3));
     y[o] = wasm_f32x4_extract_lane(s, 0) + wasm_f32x4_extract_lane(s, 1) + wasm_f32x4_extract_lane(s, 2) + wasm_f32x4_extract_lane(s, 3);
@@ -85,8 +74,8 @@ int main() {
   double best[3] = {1e9, 1e9, 1e9};
   for (int rep = 0; rep < 15; ++rep) {
     double t = now(); gemv_f32(y1, x, w); best[0] = fmin(best[0], now() - t);
-    t = now(); gemv_f16(y2, x, h); best[1] = fmin(best[1], now() - t);
-    t = now(); gemv_bf16(y3, x, bf); best[2] = fmin(best[2], now() - t);
+    t = now(); gemv_half<widen_f16>(y2, x, h); best[1] = fmin(best[1], now() - t);
+    t = now(); gemv_half<widen_bf16>(y3, x, bf); best[2] = fmin(best[2], now() - t);
   }
   double md = 0; for (int o = 0; o < OUT; ++o) md = fmax(md, fabs(y1[o] - y2[o]));
   printf("f32 %.2f ms (%.1f GB/s)  f16 %.2f ms (%.1f GB/s of f16)  bf16 %.2f ms   max|f32-f16| %.2e  y %.4f %.4f %.4f\n", best[0], OUT * IN * 4 / best[0] / 1e6, best[1], OUT * IN * 2 / best[1] / 1e6, best[2], md, y1[7], y2[7], y3[7]);
