@@ -320,7 +320,7 @@ test('the trained model is the default: every head, the scores the training scri
   assert.equal(r.attention.layer, layers - 1);
   assert.equal(r.attention.head, 1);
   assert.equal(await page.inputValue('#att-layer'), String(layers - 1));
-  assert.ok(r.attention.check.diff < 1e-5, `layer 2 taken apart differs from the model by ${r.attention.check.diff}`);
+  assert.ok(r.attention.check.diff < 1e-5, `layer ${layers - 1} taken apart differs from the model by ${r.attention.check.diff}`);
   assert.ok(r.attention.softmaxDiff < 1e-5);
   await page.focus('#mv-0-3');
   await redraw(page, 'pipeline', () => page.keyboard.press('Enter'));
