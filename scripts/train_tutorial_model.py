@@ -8,7 +8,7 @@ Writes, for the page and the tests:
                                     the probe sequences they were measured on (the page measures again)
   tests/fixtures/tutorial_model.json  held-out text, its ids and the model's logits (attnkit vs PyTorch)
 
-Run by hand only (about 45 minutes on 2 cores); the outputs are committed:
+Run by hand only (about 30 minutes on 2 cores); the outputs are committed:
   bash scripts/setup.sh --training && /usr/bin/python3 scripts/train_tutorial_model.py
 Every number below is measured on the F16-rounded weights that the page loads.
 """
@@ -287,7 +287,7 @@ def write_safetensors(path, tensors, metadata):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=8000)
+    ap.add_argument("--steps", type=int, default=5500)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat-fraction", type=float, default=None)
