@@ -10,7 +10,8 @@
 //   fit in ~96 KB.
 // - in_out (Conv1D): y[r][o..o+2N) += x[r][i] * W[i][o..o+2N) over i. A block holds kMR rows x
 //   two vectors of outputs; a slice is a 2N-wide column strip of W (in * 32 bytes).
-// Single rows (decoding) have kernels of their own, with four independent accumulators each.
+// Single rows (decoding) have kernels of their own: out_in with four accumulators along `in`, in_out
+// streaming W row by row into y.
 #include <algorithm>
 
 #include "attnkit/linear.hpp"
@@ -142,15 +143,49 @@ void axpy_strip(float* y, const float* x, std::size_t rows, int in, int out, con
   for (std::size_t r = 0; r + kMR <= rows; r += kMR) axpy_block<Arch, kMR, NV>{}(y + r * out, x + r * in, in, out, w, bias);
 }
 
-// in_out, one row of x (the rows % 4 left over; all of decoding): 4N-wide strips, so that four
-// accumulator chains hide the add latency that a 2N strip of a single row waits on.
+// in_out, one row of x (the rows % 4 left over; all of decoding): W streamed row by row,
+// y[o_begin..o_end) accumulated in place (it stays in L1), four rows of W per pass over y. A
+// column-strip walk reads 64 bytes from each row, a row apart, which the prefetchers follow
+// poorly (decoding's layers ran at a third of streaming speed). Each column still adds bias, then
+// x[0] W[0][o], x[1] W[1][o], ... in order, as axpy_block does: the same bits for any column range.
 template <class Arch>
 void axpy_row(float* y, const float* x, int in, int out, const float* w, const float* bias, int o_begin, int o_end) {
-  constexpr int N = static_cast<int>(xsimd::batch<float, Arch>::size);
-  int o = o_begin;
-  for (; o + 4 * N <= o_end; o += 4 * N) axpy_block<Arch, 1, 4>{}(y + o, x, in, out, w + o, bias ? bias + o : nullptr);
-  for (; o + N <= o_end; o += N) axpy_block<Arch, 1, 1>{}(y + o, x, in, out, w + o, bias ? bias + o : nullptr);
-  if (o < o_end) axpy_scalar_columns(y, x, 1, in, out, w, o, o_end, bias);
+  using b = xsimd::batch<float, Arch>;
+  constexpr int N = static_cast<int>(b::size);
+  const int vend = o_begin + (o_end - o_begin) / N * N;
+  for (int o = o_begin; o < o_end; ++o) y[o] = bias ? bias[o] : 0.f;
+  int i = 0;
+  for (; i + 4 <= in; i += 4) {
+    const float* w0 = w + static_cast<std::size_t>(i) * out;
+    const float* w1 = w0 + out;
+    const float* w2 = w1 + out;
+    const float* w3 = w2 + out;
+    const b x0(x[i]), x1(x[i + 1]), x2(x[i + 2]), x3(x[i + 3]);
+    int o = o_begin;
+    for (; o < vend; o += N) {
+      b acc = b::load_unaligned(y + o);
+      acc = xsimd::fma(x0, b::load_unaligned(w0 + o), acc);
+      acc = xsimd::fma(x1, b::load_unaligned(w1 + o), acc);
+      acc = xsimd::fma(x2, b::load_unaligned(w2 + o), acc);
+      acc = xsimd::fma(x3, b::load_unaligned(w3 + o), acc);
+      acc.store_unaligned(y + o);
+    }
+    for (; o < o_end; ++o) {
+      float s = y[o];
+      s += x[i] * w0[o];
+      s += x[i + 1] * w1[o];
+      s += x[i + 2] * w2[o];
+      s += x[i + 3] * w3[o];
+      y[o] = s;
+    }
+  }
+  for (; i < in; ++i) {
+    const float* wi = w + static_cast<std::size_t>(i) * out;
+    const b xi(x[i]);
+    int o = o_begin;
+    for (; o < vend; o += N) xsimd::fma(xi, b::load_unaligned(wi + o), b::load_unaligned(y + o)).store_unaligned(y + o);
+    for (; o < o_end; ++o) y[o] += x[i] * wi[o];
+  }
 }
 
 template <class Arch>
