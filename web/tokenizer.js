@@ -598,6 +598,8 @@ export class Tokenizer extends OwnedHandle {
     // BPE tokenizer that has a composing step (Qwen 2's NFC): C++ then runs its pre-tokenizer and model.
     const texts = heap._m._tokenizerEncodesTexts(handle);
     this._pre = settings.preNormalizer?.length ? settings.preNormalizer : texts === 2 ? settings.normalizer : null;
+    // Whether every pre-normaliser step is a whole-text String.normalize form or toLowerCase (_unchanged).
+    this._preSimple = this._pre !== null && this._pre.every((st) => ['nfc', 'nfkc', 'nfd', 'nfkd', 'lowercase'].includes(st.type));
     // How texts become pieces: 'model' (a tokenizer.model: the whole text in C++), 'texts' (added
     // tokens cut out here, each stretch of text in C++: tokenizer.json SentencePiece models, and
     // WordPiece / byte-level BPE whose pre-tokenizer runs in C++), or null (text steps here, words
@@ -669,9 +671,6 @@ export class Tokenizer extends OwnedHandle {
   // its cluster-by-cluster offset map: each step is a String.normalize form or toLowerCase and
   // changes nothing of the whole text (then nothing of any cluster either).
   _unchanged(text) {
-    if (this._preSimple === undefined) {
-      this._preSimple = this._pre.every((st) => ['nfc', 'nfkc', 'nfd', 'nfkd', 'lowercase'].includes(st.type));
-    }
     if (!this._preSimple) return false;
     for (const st of this._pre) {
       if ((st.type === 'lowercase' ? text.toLowerCase() : text.normalize(st.type.toUpperCase())) !== text) return false;
