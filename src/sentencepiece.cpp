@@ -694,7 +694,7 @@ Status SentencePiece::from_parts(Parts&& parts, std::unique_ptr<SentencePiece>& 
                "the model has no unknown token (and no byte fallback for every byte)");
   }
   // The decoders: Metaspace / Strip drop the first token's leading space when a prefix was added.
-  sp->add_dummy_prefix_ = parts.pipeline.prepend || parts.pipeline.metaspace >= 1;
+  sp->add_dummy_prefix_ = !parts.pipeline.prepend.empty() || parts.pipeline.metaspace >= 1;
   sp->remove_extra_whitespaces_ = false;
   sp->charsmap_blob_ = std::move(parts.charsmap);
   s = sp->charsmap_.parse(sp->charsmap_blob_, "normalizer.precompiled_charsmap");
@@ -730,11 +730,24 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
   if (!s.ok()) return s;
   const auto* t = reinterpret_cast<const unsigned char*>(text.data());
   const std::string_view space(kSpace, 3);
+  // Bytes [from, to) of `in` appended to `to_out`, with Replace(" ", "\u2581") when `replace`.
+  const auto escape = [&](const Aligned& in, std::size_t from, std::size_t to, Aligned& to_out, bool replace) {
+    for (std::size_t i = from; i < to; ++i) {
+      if (in.s[i] == ' ' && replace) to_out.put(space, in.b[i], in.e[i]);
+      else to_out.put_from(in, i, i + 1);
+    }
+  };
+  // Prepend(s), then the Replace that follows it: s takes an empty span where the text starts.
+  const auto prepend = [&](uint32_t at, Aligned& to_out) {
+    Aligned pre;
+    pre.put(p.prepend, at, at);
+    escape(pre, 0, pre.s.size(), to_out, p.replace_spaces);
+  };
   // Llama's form (no charsmap, no collapsing or stripping): Prepend and Replace(" ") in one pass.
   Aligned a;
   a.reserve(n + 8);
   const bool simple = charsmap_.empty() && !p.collapse_spaces && !p.strip_left && !p.strip_right;
-  if (simple && p.prepend && n > 0) a.put(space, 0, 0);
+  if (simple && !p.prepend.empty() && n > 0) prepend(0, a);
   for (std::size_t at = 0; simple && at < n;) {
     const std::size_t len = std::max<std::size_t>(1, utf8::decode(t + at, n - at));
     if (p.replace_spaces && t[at] == ' ') a.put(space, static_cast<uint32_t>(at), static_cast<uint32_t>(at + 1));
@@ -792,29 +805,20 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
     c.put_from(a, from, to);
     a = std::move(c);
   }
-  // Prepend("\u2581") on a non-empty text, then Replace(" ", "\u2581").
-  if (p.prepend && !a.s.empty() && !simple) {
+  // Prepend(s) on a non-empty text, then Replace(" ", "\u2581").
+  if ((!p.prepend.empty() || p.replace_spaces) && !a.s.empty() && !simple) {
     Aligned c;
-    c.reserve(a.s.size() * 3 + 3);
-    c.put(space, a.b[0], a.b[0]);
-    c.put_from(a, 0, a.s.size());
+    c.reserve(a.s.size() * 3 + 3 * p.prepend.size() + 3);
+    if (!p.prepend.empty()) prepend(a.b[0], c);
+    escape(a, 0, a.s.size(), c, p.replace_spaces);
     a = std::move(c);
   }
-  const auto escape = [&](const Aligned& in, std::size_t from, std::size_t to, Aligned& outa) {
-    for (std::size_t i = from; i < to; ++i) {
-      if (in.s[i] == ' ') outa.put(space, in.b[i], in.e[i]);
-      else outa.put_from(in, i, i + 1);
-    }
-  };
-  if (p.replace_spaces && !simple) {
-    Aligned c;
-    c.reserve(a.s.size() * 3 + 3);
-    escape(a, 0, a.s.size(), c);
-    a = std::move(c);
-  }
-  // Pre-tokenizers: WhitespaceSplit, then Metaspace on each word.
+  // Pre-tokenizers: the owner's steps (split) or WhitespaceSplit, then Metaspace on each word.
   std::vector<std::pair<std::size_t, std::size_t>> pieces;
-  if (p.whitespace_split) {
+  if (p.split) {
+    s = p.split(a.s, pieces);
+    if (!s.ok()) return s;
+  } else if (p.whitespace_split) {
     const auto* u = reinterpret_cast<const unsigned char*>(a.s.data());
     std::size_t start = 0, len = 0;
     bool in_word = false;
@@ -833,6 +837,7 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
   words.clear();
   for (std::size_t w = 0; w < pieces.size(); ++w) {
     const auto [from, to] = pieces[w];
+    if (from == to) continue;
     const std::size_t word_start = out.s.size();
     if (p.metaspace < 0) {
       out.put_from(a, from, to);
@@ -840,9 +845,13 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
       continue;
     }
     const bool starts_with_space = a.s.compare(from, 3, space) == 0 || a.s[from] == ' ';
-    const bool prepend = p.metaspace == 2 || (p.metaspace == 1 && first && w == 0);
-    if (prepend && !starts_with_space) out.put(space, a.b[from], a.b[from]);
-    escape(a, from, to, out);
+    // prepend_scheme "first": on the word that starts where the input does (Hugging Face's
+    // offsets_original().0 == 0): the first segment's text when nothing split it, else the word
+    // whose first character is the input's first.
+    const bool sliced = p.split || p.whitespace_split;
+    const bool at_start = first && (sliced ? a.b[from] == 0 : w == 0);
+    if ((p.metaspace == 2 || (p.metaspace == 1 && at_start)) && !starts_with_space) out.put(space, a.b[from], a.b[from]);
+    escape(a, from, to, out, true);  // Metaspace's own Replace(" ", "\u2581")
     if (!p.metaspace_split) {
       words.push_back({static_cast<uint32_t>(word_start), static_cast<uint32_t>(out.s.size())});
       continue;

@@ -146,6 +146,11 @@ void Tokenizer::plan_text_steps(const nlohmann::json& settings) {
   // Then web/tokenizer.js runs the whole normaliser and sends C++ its result (with a map back to
   // the source for the offsets), and C++ runs none of it.
   if (normalize_in_js_) normalizer_.clear();
+  text_ok_ = plan_pre_tokenizer(settings.value("preTokenizer", nlohmann::json::array()));
+}
+
+bool Tokenizer::plan_pre_tokenizer(const nlohmann::json& steps) {
+  pre_tokenizer_.clear();
   // Split's behaviours as web/tokenizer.js's steps name them.
   const auto behavior_of = [](const std::string& name) {
     static const std::pair<const char*, TextStep::Behavior> behaviors[] = {
@@ -155,7 +160,7 @@ void Tokenizer::plan_text_steps(const nlohmann::json& settings) {
       if (name == n) return b;
     return TextStep::isolated;
   };
-  for (const auto& p : settings.value("preTokenizer", nlohmann::json::array())) {
+  for (const auto& p : steps) {
     const std::string type = p.value("type", "");
     TextStep s;
     s.kind = TextStep::bert_split;
@@ -180,7 +185,7 @@ void Tokenizer::plan_text_steps(const nlohmann::json& settings) {
           s.literal.push_back(c);
           i += len ? len : 1;
         }
-        if (s.literal.empty()) return;
+        if (s.literal.empty()) return false;
       }
     } else if (type == "whitespace" || type == "digits" || type == "punctuation") {
       // As splits on patterns of this engine (web/tokenizer.js's WORD_OR_OTHER, NUMERIC and
@@ -200,14 +205,14 @@ void Tokenizer::plan_text_steps(const nlohmann::json& settings) {
         s.behavior = behavior_of(p.value("behavior", "isolated"));
       }
       patterns_.emplace_back();
-      if (!Regex::compile(pattern, patterns_.back()).ok()) return;
+      if (!Regex::compile(pattern, patterns_.back()).ok()) return false;
       s.program = static_cast<int32_t>(patterns_.size() - 1);
     } else if (type != "bert") {
-      return;  // steps only JavaScript runs
+      return false;  // steps only JavaScript runs
     }
     pre_tokenizer_.push_back(s);
   }
-  text_ok_ = true;
+  return true;
 }
 
 Status Tokenizer::encode_text(const char* text, std::size_t length, std::vector<int32_t>& out) {
@@ -308,7 +313,59 @@ Status Tokenizer::encode_text(const char* text, std::size_t length, std::vector<
     src.insert(src.begin(), {0, 0});
   }
   // 4. Pre-tokenisation: words as [begin, end) ranges of norm.
-  std::vector<std::pair<std::size_t, std::size_t>> words{{0, norm.size()}}, next;
+  std::vector<std::pair<std::size_t, std::size_t>> words;
+  Status status = pre_tokenize(norm, words);
+  if (!status.ok()) return status;
+  // 5. The model, word by word: (id, word, byte end) -> source offsets. For each byte the model
+  //    sees, the code point of the word it stands for.
+  const auto& chars = byte_chars();
+  std::string model, utf8;
+  std::vector<uint32_t> owner;  // model byte -> code point index in the word
+  std::vector<int32_t> ids;
+  for (const auto& [wb, we] : words) {
+    if (wb == we) continue;
+    model.clear();
+    owner.clear();
+    for (std::size_t i = wb; i < we; ++i) {
+      if (byte_level) {
+        utf8.clear();
+        utf8::append(norm[i], utf8);
+        for (const char byte : utf8) {
+          const std::size_t before = model.size();
+          utf8::append(chars[static_cast<unsigned char>(byte)], model);
+          owner.insert(owner.end(), model.size() - before, static_cast<uint32_t>(i - wb));
+        }
+      } else if (norm[i] < 0x80) {  // one byte (most words): no encoder, no counted insert
+        model.push_back(static_cast<char>(norm[i]));
+        owner.push_back(static_cast<uint32_t>(i - wb));
+      } else {
+        const std::size_t before = model.size();
+        utf8::append(norm[i], model);
+        owner.insert(owner.end(), model.size() - before, static_cast<uint32_t>(i - wb));
+      }
+    }
+    ids.clear();
+    Status s = model_ == TokenizerModel::bpe ? bpe(model, 0, ids) : wordpiece(model, 0, ids);
+    if (!s.ok()) return s;
+    int32_t prev = 0;
+    for (std::size_t k = 0; k < ids.size(); k += 3) {
+      const int32_t end_byte = ids[k + 2];
+      std::size_t st = wb + owner[static_cast<std::size_t>(prev)];
+      const std::size_t e = wb + owner[static_cast<std::size_t>(end_byte - 1)] + 1;
+      if (byte_level) {
+        while (st + 1 < e && norm[st] == ' ') ++st;  // trim_offsets: not the leading space
+      }
+      out.insert(out.end(), {ids[k], src[st].first, src[e - 1].second});
+      prev = end_byte;
+    }
+  }
+  return Status::success();
+}
+
+
+Status Tokenizer::pre_tokenize(const std::vector<uint32_t>& norm, std::vector<std::pair<std::size_t, std::size_t>>& words) const {
+  words.assign(1, {0, norm.size()});
+  std::vector<std::pair<std::size_t, std::size_t>> next;
   std::vector<int32_t> matches;
   for (const TextStep& s : pre_tokenizer_) {
     next.clear();
@@ -361,49 +418,26 @@ Status Tokenizer::encode_text(const char* text, std::size_t length, std::vector<
     }
     words.swap(next);
   }
-  // 5. The model, word by word: (id, word, byte end) -> source offsets. For each byte the model
-  //    sees, the code point of the word it stands for.
-  const auto& chars = byte_chars();
-  std::string model, utf8;
-  std::vector<uint32_t> owner;  // model byte -> code point index in the word
-  std::vector<int32_t> ids;
-  for (const auto& [wb, we] : words) {
-    if (wb == we) continue;
-    model.clear();
-    owner.clear();
-    for (std::size_t i = wb; i < we; ++i) {
-      if (byte_level) {
-        utf8.clear();
-        utf8::append(norm[i], utf8);
-        for (const char byte : utf8) {
-          const std::size_t before = model.size();
-          utf8::append(chars[static_cast<unsigned char>(byte)], model);
-          owner.insert(owner.end(), model.size() - before, static_cast<uint32_t>(i - wb));
-        }
-      } else if (norm[i] < 0x80) {  // one byte (most words): no encoder, no counted insert
-        model.push_back(static_cast<char>(norm[i]));
-        owner.push_back(static_cast<uint32_t>(i - wb));
-      } else {
-        const std::size_t before = model.size();
-        utf8::append(norm[i], model);
-        owner.insert(owner.end(), model.size() - before, static_cast<uint32_t>(i - wb));
-      }
-    }
-    ids.clear();
-    Status s = model_ == TokenizerModel::bpe ? bpe(model, 0, ids) : wordpiece(model, 0, ids);
-    if (!s.ok()) return s;
-    int32_t prev = 0;
-    for (std::size_t k = 0; k < ids.size(); k += 3) {
-      const int32_t end_byte = ids[k + 2];
-      std::size_t st = wb + owner[static_cast<std::size_t>(prev)];
-      const std::size_t e = wb + owner[static_cast<std::size_t>(end_byte - 1)] + 1;
-      if (byte_level) {
-        while (st + 1 < e && norm[st] == ' ') ++st;  // trim_offsets: not the leading space
-      }
-      out.insert(out.end(), {ids[k], src[st].first, src[e - 1].second});
-      prev = end_byte;
-    }
+  return Status::success();
+}
+
+Status Tokenizer::split_words(std::string_view text, std::vector<std::pair<std::size_t, std::size_t>>& words) const {
+  std::vector<uint32_t> cps;
+  std::vector<std::size_t> pos;  // byte start of each code point, then the end
+  cps.reserve(text.size());
+  pos.reserve(text.size() + 1);
+  const auto* t = reinterpret_cast<const unsigned char*>(text.data());
+  for (std::size_t i = 0; i < text.size();) {
+    uint32_t c = 0xFFFD;
+    const std::size_t len = std::max<std::size_t>(1, utf8::decode(t + i, text.size() - i, &c));
+    cps.push_back(c);
+    pos.push_back(i);
+    i += len;
   }
+  pos.push_back(text.size());
+  Status s = pre_tokenize(cps, words);
+  if (!s.ok()) return s;
+  for (auto& [b, e] : words) b = pos[b], e = pos[e];
   return Status::success();
 }
 

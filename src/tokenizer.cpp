@@ -500,12 +500,13 @@ ATTNKIT_FOR_SIZE Status normalizer_steps(const json& n, const std::string& where
     return Status::success();
   }
   static const std::pair<const char*, const char*> simple[] = {
-      {"Lowercase", "lowercase"}, {"NFD", "nfd"}, {"NFC", "nfc"}, {"NFKD", "nfkd"}, {"NFKC", "nfkc"}, {"StripAccents", "stripAccents"}};
+      {"Lowercase", "lowercase"}, {"NFD", "nfd"}, {"NFC", "nfc"}, {"NFKD", "nfkd"}, {"NFKC", "nfkc"}, {"StripAccents", "stripAccents"},
+      {"Nmt", "nmt"}};
   for (const auto& [hf, ours] : simple)
     if (t == hf) return steps.push_back({{"type", ours}}), Status::success();
   return bad(where + ".type", where + " type \"" + t +
                                   "\" is not supported (supported: BertNormalizer, Lowercase, NFD, NFC, NFKD, NFKC, "
-                                  "StripAccents, Sequence)");
+                                  "StripAccents, Nmt, Sequence)");
 }
 
 // A Split or Punctuation behavior, as the steps name it: removed, isolated, mergedWithPrevious,
@@ -935,16 +936,18 @@ ATTNKIT_FOR_SIZE Status flat_steps(const json& j, const char* key, const char* l
 
 // The normalizer and pre-tokenizer of a SentencePiece-style tokenizer.json -> Pipeline. Steps must
 // come in the order the pipeline runs them (the order converters write them).
+// `before`: the steps web/tokenizer.js runs first; `general`: pre-tokenizer steps the Tokenizer's
+// text steps run (their Split patterns compiled into `patterns`).
 ATTNKIT_FOR_SIZE Status sentencepiece_steps(const json& j, std::string_view given, SentencePiece::Pipeline& p, std::string& charsmap,
-                          json& before) {
+                          json& before, json& general, std::vector<Regex>& patterns) {
   const char* const kSpace = "\xE2\x96\x81";
   int stage = 0;  // 1 Precompiled, 2 Replace " {2,}", 3 Strip, 4 Prepend, 5 Replace " "
   std::vector<std::pair<const json*, std::string>> steps;
   Status s = flat_steps(j, "normalizer", "normalizers", steps);
   if (!s.ok()) return s;
-  const char* supported = "(supported for SentencePiece models: NFD, NFKD, NFC, NFKC, StripAccents, Lowercase and "
+  const char* supported = "(supported for SentencePiece models: NFD, NFKD, NFC, NFKC, Nmt, StripAccents, Lowercase and "
                           "Replace of a string, then Precompiled, Replace(\" {2,}\" -> \" \"), Strip, "
-                          "Prepend(\"\xE2\x96\x81\"), Replace(\" \" -> \"\xE2\x96\x81\"), in that order)";
+                          "Prepend(\"\xE2\x96\x81\" or \" \"), Replace(\" \" -> \"\xE2\x96\x81\"), in that order)";
   for (const auto& [step, where] : steps) {
     if (!step->is_object()) return bad(where, where + " must be an object");
     const std::string t = type_of(*step);
@@ -959,7 +962,7 @@ ATTNKIT_FOR_SIZE Status sentencepiece_steps(const json& j, std::string_view give
       if (!s.ok()) return s;
     }
     const bool space_to_meta = literal && literal->is_string() && literal->get<std::string>() == " " && replace_content == kSpace;
-    if (stage == 0 && (t == "NFD" || t == "NFKD" || t == "NFC" || t == "NFKC" || t == "StripAccents" || t == "Lowercase" ||
+    if (stage == 0 && (t == "NFD" || t == "NFKD" || t == "NFC" || t == "NFKC" || t == "Nmt" || t == "StripAccents" || t == "Lowercase" ||
                        (literal && literal->is_string() && !literal->get<std::string>().empty() && !space_to_meta))) {
       if (t == "Replace") {
         before.push_back({{"type", "replace"}, {"pattern", *literal}, {"content", replace_content}});
@@ -1001,41 +1004,51 @@ ATTNKIT_FOR_SIZE Status sentencepiece_steps(const json& j, std::string_view give
       std::string prepend;
       Status s = text_field(*step, "prepend", "", where, prepend);
       if (!s.ok()) return s;
-      if (prepend != kSpace) return bad(where + ".prepend", where + ".prepend must be \"\xE2\x96\x81\"");
-      p.prepend = true, at = 4;
+      // " " only with the Replace(" " -> "\u2581") after it (Helium's form).
+      if (prepend != kSpace && prepend != " ") return bad(where + ".prepend", where + ".prepend must be \"\xE2\x96\x81\" or \" \"");
+      p.prepend = prepend, at = 4;
     } else {
       return bad(where + ".type", where + " type \"" + t + "\" is not supported " + supported);
     }
     if (at <= stage) return bad(where, where + " comes out of order " + std::string(supported));
     stage = at;
   }
-  // Pre-tokenizer: Metaspace, WhitespaceSplit, or Sequence [WhitespaceSplit, Metaspace].
+  if (p.prepend == " " && !p.replace_spaces) return bad("normalizer", "normalizer: Prepend(\" \") needs the Replace(\" \" -> \"\xE2\x96\x81\") after it");
+  // Pre-tokenizer: the steps before Metaspace are the Tokenizer's text steps (`general`), except a
+  // lone WhitespaceSplit (T5's and XLM-R's form), which the model's own pass runs; Metaspace last.
   steps.clear();
   s = flat_steps(j, "pre_tokenizer", "pretokenizers", steps);
   if (!s.ok()) return s;
-  for (const auto& [step, where] : steps) {
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto& [step, where] = steps[i];
     if (!step->is_object()) return bad(where, where + " must be an object");
     const std::string t = type_of(*step);
-    if (t == "WhitespaceSplit" && p.metaspace < 0 && !p.whitespace_split) {
-      p.whitespace_split = true;
-    } else if (t == "Metaspace" && p.metaspace < 0) {
-      std::string replacement, scheme;
-      bool prefix = true;
-      Status s = text_field(*step, "replacement", kSpace, where, replacement);
-      if (s.ok()) s = flag(*step, "add_prefix_space", true, where, prefix);
-      if (s.ok()) s = text_field(*step, "prepend_scheme", prefix ? "always" : "never", where, scheme);
-      if (s.ok()) s = flag(*step, "split", true, where, p.metaspace_split);
-      if (!s.ok()) return s;
-      if (replacement != kSpace) return bad(where + ".replacement", where + ".replacement must be \"\xE2\x96\x81\"");
-      if (scheme != "always" && scheme != "first" && scheme != "never") {
-        return bad(where + ".prepend_scheme", where + ".prepend_scheme must be \"always\", \"first\" or \"never\"");
-      }
-      p.metaspace = scheme == "never" ? 0 : scheme == "first" ? 1 : 2;
-    } else {
-      return bad(where + ".type", where + " type \"" + t +
-                                      "\" is not supported for SentencePiece models (supported: Metaspace, WhitespaceSplit, "
-                                      "or a Sequence of WhitespaceSplit then Metaspace)");
+    if (t == "ByteLevel") {
+      return bad(where + ".type", where + " type \"ByteLevel\" is not supported for SentencePiece models (it maps bytes to "
+                                          "characters for byte-level BPE)");
     }
+    if (t != "Metaspace") {
+      s = pre_tokenizer_steps(*step, where, general, patterns);
+      if (!s.ok()) return s;
+      continue;
+    }
+    if (i + 1 != steps.size()) return bad(where, where + ": Metaspace must be the last pre-tokenizer step");
+    std::string replacement, scheme;
+    bool prefix = true;
+    s = text_field(*step, "replacement", kSpace, where, replacement);
+    if (s.ok()) s = flag(*step, "add_prefix_space", true, where, prefix);
+    if (s.ok()) s = text_field(*step, "prepend_scheme", prefix ? "always" : "never", where, scheme);
+    if (s.ok()) s = flag(*step, "split", true, where, p.metaspace_split);
+    if (!s.ok()) return s;
+    if (replacement != kSpace) return bad(where + ".replacement", where + ".replacement must be \"\xE2\x96\x81\"");
+    if (scheme != "always" && scheme != "first" && scheme != "never") {
+      return bad(where + ".prepend_scheme", where + ".prepend_scheme must be \"always\", \"first\" or \"never\"");
+    }
+    p.metaspace = scheme == "never" ? 0 : scheme == "first" ? 1 : 2;
+  }
+  if (general.size() == 1 && general[0]["type"] == "whitespaceSplit") {
+    p.whitespace_split = true;
+    general.clear();
   }
   return Status::success();
 }
@@ -1339,8 +1352,9 @@ Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const st
   for (std::size_t i = base; i < parts.pieces.size(); ++i) {
     if (parts.pieces[i].empty()) return bad("added_tokens", "the ids between the vocabulary and the added tokens must all be used (id " + std::to_string(i) + " is not)");
   }
-  json before = json::array();
-  s = sentencepiece_steps(j, charsmap, parts.pipeline, parts.charsmap, before);
+  json before = json::array(), general = json::array();
+  std::vector<Regex> patterns;
+  s = sentencepiece_steps(j, charsmap, parts.pipeline, parts.charsmap, before, general, patterns);
   if (!s.ok()) return s;
   std::unordered_map<std::string, int32_t> names;  // for the template's special tokens
   for (const auto& a : settings["addedTokens"]) names[a["content"].get<std::string>()] = a["id"].get<int32_t>();
@@ -1356,6 +1370,15 @@ Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const st
     if (parts.types[i] == PieceType::unknown) unk = static_cast<int32_t>(i);
   std::unique_ptr<Tokenizer> t(new Tokenizer());
   if (!t) return Status::error(Code::out_of_memory, "tokenizer", "could not allocate the tokenizer");
+  t->patterns_ = std::move(patterns);
+  if (!general.empty()) {
+    // The model calls back into its owner's text steps (the Tokenizer outlives its model).
+    if (!t->plan_pre_tokenizer(general)) return bad("pre_tokenizer", "pre_tokenizer: a step attnkit cannot run here");
+    const Tokenizer* self = t.get();
+    parts.pipeline.split = [self](std::string_view text, std::vector<std::pair<std::size_t, std::size_t>>& words) {
+      return self->split_words(text, words);
+    };
+  }
   s = SentencePiece::from_parts(std::move(parts), t->sp_);
   if (!s.ok()) return s;
   t->model_ = TokenizerModel::sentencepiece;

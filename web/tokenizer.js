@@ -60,6 +60,11 @@ const isChinese = (x) => (x >= 0x4E00 && x <= 0x9FFF) || (x >= 0x3400 && x <= 0x
   (x >= 0x2A700 && x <= 0x2B73F) || (x >= 0x2B740 && x <= 0x2B81F) || (x >= 0x2B820 && x <= 0x2CEAF) ||
   (x >= 0xF900 && x <= 0xFAFF) || (x >= 0x2F800 && x <= 0x2FA1F);
 const stripAccents = (s) => s.normalize('NFD').replace(/\p{Mn}/gu, '');
+// Hugging Face's Nmt normalizer: ASCII and C1 controls go; other spaces, zero-width characters,
+// U+2581, U+FEFF and U+FFFD become a space.
+const NMT_DROP = /[\u0001-\u0008\u000B\u000E-\u001F\u007F\u008F\u009F]/gu;
+const NMT_SPACE = /[\t\n\f\r\u1680\u200B-\u200F\u2028\u2029\u2581\uFEFF\uFFFD]/gu;
+const nmt = (s) => s.replace(NMT_DROP, '').replace(NMT_SPACE, ' ');
 
 // What composition may join: a base character and its combining marks, or Hangul jamo (leading,
 // vowel, trailing; and a syllable with trailing jamo), which are letters, not marks, yet compose
@@ -89,6 +94,7 @@ function normalize(text, steps, base = 0) {
         if (step.stripAccents ?? step.lowercase) t = stripAccents(t);
         s = step.lowercase ? t.toLowerCase() : t;
       } else if (step.type === 'lowercase') s = s.toLowerCase();
+      else if (step.type === 'nmt') s = nmt(s);
       else if (step.type === 'stripAccents') s = s.replace(/\p{Mn}/gu, '');
       else s = s.normalize(step.type.toUpperCase());
     }

@@ -24,6 +24,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -49,12 +50,17 @@ class SentencePiece : public HeapObject {
 
   // The same models as a Hugging Face tokenizer.json describes them (tokenizer.cpp reads the JSON):
   // the steps around the model are Hugging Face's, not the library's. In order:
+  // Words of a normalised text (UTF-8) as [begin, end) byte ranges, in order and disjoint.
+  using WordSplit = std::function<Status(std::string_view, std::vector<std::pair<std::size_t, std::size_t>>&)>;
   struct Pipeline {
     bool collapse_spaces = false;  // normalizer Replace(Regex " {2,}", " ")
     bool strip_left = false, strip_right = false;  // normalizer Strip (Unicode whitespace)
-    bool prepend = false;          // normalizer Prepend("▁") on a non-empty text
+    std::string prepend;           // normalizer Prepend(s) on a non-empty text ("▁", or " " before Replace)
     bool replace_spaces = false;   // normalizer Replace(" ", "▁")
     bool whitespace_split = false; // pre_tokenizer WhitespaceSplit: words at Unicode whitespace
+    // Any other pre_tokenizer steps before Metaspace (Gemma's Split(" "), Helium's Split("\n"),
+    // Digits, Punctuation, ...): run by the Tokenizer that owns this model (its text steps).
+    WordSplit split;
     int metaspace = -1;            // pre_tokenizer Metaspace: -1 none; prepend_scheme 0 never, 1 first, 2 always
     bool metaspace_split = true;   //   and split: a word starts at each "▁"
   };

@@ -34,11 +34,13 @@ enum class TokenizerModel : int { wordpiece = 0, bpe = 1, sentencepiece = 2 };
 class Tokenizer : public HeapObject {
  public:
   // tokenizer.json: model WordPiece, BPE, or a SentencePiece model (Unigram; BPE with
-  // byte_fallback) with the steps SentencePiece converters write (Precompiled, Replace, Prepend,
-  // Strip normalizers; Metaspace, WhitespaceSplit pre-tokenizers); normalizer BertNormalizer, Lowercase, NFD/NFC/NFKD/NFKC,
-  // StripAccents or a Sequence of them; pre_tokenizer BertPreTokenizer, ByteLevel, WhitespaceSplit
-  // or a Sequence of them; post_processor TemplateProcessing, BertProcessing, RobertaProcessing or
-  // ByteLevel; added_tokens. Anything else is rejected naming the JSON path.
+  // byte_fallback) with the normalizers SentencePiece converters write (Precompiled, Replace,
+  // Prepend, Strip) and any pre-tokenizer but ByteLevel before a final Metaspace; normalizer
+  // BertNormalizer, Lowercase, NFD/NFC/NFKD/NFKC, Nmt, StripAccents or a Sequence of them;
+  // pre_tokenizer BertPreTokenizer, ByteLevel, Whitespace, WhitespaceSplit, Digits, Punctuation,
+  // Split, CharDelimiterSplit or a Sequence of them; post_processor TemplateProcessing,
+  // BertProcessing, RobertaProcessing or ByteLevel; added_tokens. Anything else is rejected naming
+  // the JSON path.
   // `charsmap`: a Precompiled normalizer's charsmap (base64), for a file whose
   // "precompiled_charsmap" is "" (web/tokenizer.js cuts it out of the text so that the JSON
   // parser never reads it: 320 KB of it is most of a T5 or XLM-R tokenizer.json).
@@ -146,6 +148,12 @@ class Tokenizer : public HeapObject {
                            std::size_t base, std::vector<std::pair<std::size_t, std::size_t>>& out);
   bool text_ok_ = false, normalize_in_js_ = false;
   void plan_text_steps(const nlohmann::json& settings);
+  // The settings' pre-tokenizer steps -> pre_tokenizer_; false when one runs only in JavaScript.
+  bool plan_pre_tokenizer(const nlohmann::json& steps);
+  // pre_tokenizer_ on code points: the words as [begin, end) ranges of norm.
+  Status pre_tokenize(const std::vector<uint32_t>& norm, std::vector<std::pair<std::size_t, std::size_t>>& words) const;
+  // The same on a UTF-8 text, ranges in bytes (a SentencePiece model's general pre-tokenizer).
+  Status split_words(std::string_view text, std::vector<std::pair<std::size_t, std::size_t>>& words) const;
 };
 
 }  // namespace attnkit

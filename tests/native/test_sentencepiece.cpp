@@ -250,6 +250,97 @@ TEST(SentencePiece, BpeCutsATextOnlyWhereNoMergeCouldCross) {
   EXPECT_EQ(ids(make(false), "a   c"), (std::vector<int32_t>{7, 6, 5}));
 }
 
+// Pre-tokenizers around a SentencePiece model other than the converters' WhitespaceSplit and
+// Metaspace (Gemma's Split(" "), Helium's Split("\n"), Digits, Punctuation, ...) run as the
+// tokenizer's text steps, then Metaspace on each word, as Hugging Face's pipeline does.
+TEST(SentencePiece, GeneralPreTokenizersRunBeforeMetaspace) {
+  const char* kS = "\xE2\x96\x81";  // U+2581
+  const std::string s(kS);
+  // id: piece (score): 0 <unk>, 1 ▁, 2 a, 3 b, 4 1, 5 2, 6 !, 7 ▁a, 8 ▁ab, 9 12, 10 ▁1, 11 ab1
+  nlohmann::json vocab = nlohmann::json::array();
+  for (const auto& [piece, score] : std::vector<std::pair<std::string, double>>{
+           {"<unk>", 0.0}, {s, -3.0}, {"a", -2.0}, {"b", -2.0}, {"1", -2.0}, {"2", -2.0}, {"!", -2.0}, {s + "a", -1.0},
+           {s + "ab", -0.5}, {"12", -0.5}, {s + "1", -1.0}, {"ab1", -0.1}}) {
+    vocab.push_back(nlohmann::json::array({piece, score}));
+  }
+  const auto make = [&](const nlohmann::json& pre, const nlohmann::json& normalizer = nullptr) {
+    const nlohmann::json j = {{"normalizer", normalizer}, {"pre_tokenizer", pre},
+                              {"model", {{"type", "Unigram"}, {"unk_id", 0}, {"vocab", vocab}}}};
+    const std::string text = j.dump();
+    std::unique_ptr<Tokenizer> t;
+    const Status st = Tokenizer::from_tokenizer_json(text.data(), text.size(), t);
+    EXPECT_TRUE(st.ok()) << st.message;
+    return t;
+  };
+  // (id, begin, end) triples of one text.
+  const auto run = [](const std::unique_ptr<Tokenizer>& t, const std::string& text, bool first = true) {
+    std::vector<int32_t> out;
+    const Status st = t->sentencepiece()->encode(text.data(), text.size(), out, first);
+    EXPECT_TRUE(st.ok()) << st.message;
+    return out;
+  };
+  const auto ids = [&](const std::unique_ptr<Tokenizer>& t, const std::string& text, bool first = true) {
+    std::vector<int32_t> got;
+    const auto out = run(t, text, first);
+    for (std::size_t k = 0; k < out.size(); k += 3) got.push_back(out[k]);
+    return got;
+  };
+  const nlohmann::json metaspace = {{"type", "Metaspace"}, {"replacement", s}, {"prepend_scheme", "always"}, {"split", true}};
+  // WhitespaceSplit, Digits (one by one), Punctuation, Metaspace: "ab12! a" -> ▁ab ▁1 ▁2 ▁! ▁a.
+  const auto seq = make({{"type", "Sequence"},
+                         {"pretokenizers", {{{"type", "WhitespaceSplit"}}, {{"type", "Digits"}, {"individual_digits", true}},
+                                            {{"type", "Punctuation"}, {"behavior", "Isolated"}}, metaspace}}});
+  EXPECT_EQ(ids(seq, "ab12! a"), (std::vector<int32_t>{8, 10, 1, 5, 1, 6, 7}));
+  // Offsets point into the text: ▁ab = "ab" [0, 2), ▁1 = "1" [2, 3), the lone ▁ before 2 takes
+  // an empty span where "2" starts.
+  const auto t3 = run(seq, "ab12! a");
+  EXPECT_EQ((std::vector<int32_t>(t3.begin(), t3.begin() + 9)), (std::vector<int32_t>{8, 0, 2, 10, 2, 3, 1, 3, 3}));
+  // Without the steps the model sees "▁ab12!": ▁ab 12 ! (-3.0) beats ▁ ab1 2 ! (-7.1).
+  const auto plain = make({{"type", "Sequence"}, {"pretokenizers", {{{"type", "WhitespaceSplit"}}, metaspace}}});
+  EXPECT_EQ(ids(plain, "ab12!"), (std::vector<int32_t>{8, 9, 6}));
+  // Digits grouped: "12" is one word, "▁12": ▁1 2 (-3.0) beats ▁ 12 (-3.5).
+  const auto grouped = make({{"type", "Sequence"}, {"pretokenizers", {{{"type", "Digits"}, {"individual_digits", false}}, metaspace}}});
+  EXPECT_EQ(ids(grouped, "ab12"), (std::vector<int32_t>{8, 10, 5}));
+  // A Split regex (Removed) before Metaspace: the matches go.
+  const auto removed = make({{"type", "Sequence"},
+                             {"pretokenizers", {{{"type", "Split"}, {"pattern", {{"Regex", "!+"}}}, {"behavior", "Removed"}, {"invert", false}},
+                                                metaspace}}});
+  EXPECT_EQ(ids(removed, "a!!!b"), (std::vector<int32_t>{7, 1, 3}));
+  // prepend_scheme "first": only the word that starts where the input does (Hugging Face's
+  // offsets_original().0 == 0), and only in the first segment.
+  auto first = metaspace;
+  first["prepend_scheme"] = "first";
+  const auto ws_first = make({{"type", "Sequence"}, {"pretokenizers", {{{"type", "WhitespaceSplit"}}, first}}});
+  EXPECT_EQ(ids(ws_first, "a a"), (std::vector<int32_t>{7, 2}));
+  EXPECT_EQ(ids(ws_first, " a a"), (std::vector<int32_t>{2, 2}));
+  EXPECT_EQ(ids(ws_first, "a a", false), (std::vector<int32_t>{2, 2}));
+  // Gemma's form: Replace(" " -> "▁") and Split(" ", MergedWithPrevious), which then finds no
+  // space: the same ids as the Replace alone.
+  const nlohmann::json replace = {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", s}};
+  const auto gemma = make({{"type", "Split"}, {"pattern", {{"String", " "}}}, {"behavior", "MergedWithPrevious"}, {"invert", false}}, replace);
+  const auto replace_only = make(nullptr, replace);
+  EXPECT_EQ(ids(gemma, "ab a b1"), ids(replace_only, "ab a b1"));
+  EXPECT_EQ(ids(gemma, "ab a"), (std::vector<int32_t>{2, 3, 7}));  // a b ▁a: no prefix
+  // Helium's form: Prepend(" ") then Replace(" " -> "▁"), and Split("\n", Contiguous).
+  const auto helium = make({{"type", "Sequence"}, {"pretokenizers", {{{"type", "Split"}, {"pattern", {{"String", "\n"}}},
+                                                                      {"behavior", "Contiguous"}, {"invert", false}}}}},
+                           {{"type", "Sequence"}, {"normalizers", {{{"type", "Prepend"}, {"prepend", " "}}, replace}}});
+  EXPECT_EQ(ids(helium, "ab a"), (std::vector<int32_t>{8, 7}));
+  EXPECT_EQ(ids(helium, "a\n\nb"), (std::vector<int32_t>{7, 0, 3}));  // ▁a | \n\n (unknown) | b
+  // Refused, by path: ByteLevel, Metaspace before another step, Prepend(" ") without the Replace.
+  const auto error = [&](const nlohmann::json& pre, const nlohmann::json& normalizer = nullptr) {
+    const nlohmann::json j = {{"normalizer", normalizer}, {"pre_tokenizer", pre},
+                              {"model", {{"type", "Unigram"}, {"unk_id", 0}, {"vocab", vocab}}}};
+    const std::string text = j.dump();
+    std::unique_ptr<Tokenizer> t;
+    return Tokenizer::from_tokenizer_json(text.data(), text.size(), t).argument;
+  };
+  EXPECT_EQ(error({{"type", "ByteLevel"}}), "pre_tokenizer.type");
+  EXPECT_EQ(error({{"type", "Sequence"}, {"pretokenizers", {metaspace, {{"type", "Digits"}}}}}), "pre_tokenizer.pretokenizers[0]");
+  EXPECT_EQ(error(nullptr, {{"type", "Prepend"}, {"prepend", " "}}), "normalizer");
+  EXPECT_EQ(error({{"type", "Split"}, {"pattern", {{"Regex", "(a"}}}, {"behavior", "Isolated"}}), "pre_tokenizer.pattern");
+}
+
 // A Unigram vocabulary is read straight from the text (VocabScan) unless the reader gives
 // up (here: a piece written with a surrogate-pair escape), when nlohmann reads the whole file. Both
 // must give the same pieces and the same float32 scores: scores printed as doubles of float32

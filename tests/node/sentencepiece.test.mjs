@@ -201,3 +201,104 @@ test('ALBERT\'s form: Replace, NFKD, StripAccents and Lowercase before the model
   late.normalizer.normalizers.push({ type: 'Lowercase' });
   await assert.rejects(ak.Tokenizer.fromJSON(late), (e) => e.code === 'ERR_INVALID_ARGUMENT' && /normalizer\.normalizers\[\d+\]/.test(e.argument));
 });
+
+// Pre-tokenizers around a SentencePiece model beyond the converters' WhitespaceSplit + Metaspace
+// (issue 19): Gemma's converter form (Replace(" " -> "▁"), Split(" ", MergedWithPrevious)),
+// Helium's (Prepend(" "), Replace, Split("\n", Contiguous)) and a Unigram with Digits and
+// Punctuation before Metaspace. Oracles: transformers.js where its steps follow Hugging Face's
+// (its Split ignores the behaviour, its Punctuation groups runs, its Digits are ASCII), and
+// everywhere a composition written here: the words those steps make, each given to the same
+// model with no steps around it.
+test('SentencePiece models with other pre-tokenizers (Gemma\'s and Helium\'s forms, Digits, Punctuation)', async () => {
+  const { Tokenizer: HfTokenizer } = await import('@huggingface/tokenizers');
+  const { preTokenize } = await import('../../web/tokenizer.js');
+  const read = (name) => JSON.parse(fs.readFileSync(path.join(DIR, `${name}.tokenizer.json`), 'utf8'));
+  const S = '\u2581';
+  const replace = { type: 'Replace', pattern: { String: ' ' }, content: S };
+  const bare = (json) => ({ ...structuredClone(json), normalizer: null, pre_tokenizer: null });
+  const ids = (tok, text) => Array.from(tok.encode(text, { addSpecialTokens: false }).inputIds.data);
+  const forms = {
+    gemma: { ...read('bpe'), normalizer: replace,
+      pre_tokenizer: { type: 'Split', pattern: { String: ' ' }, behavior: 'MergedWithPrevious', invert: false },
+      decoder: { type: 'Sequence', decoders: [{ type: 'Replace', pattern: { String: S }, content: ' ' }, { type: 'ByteFallback' }, { type: 'Fuse' }] } },
+    helium: { ...read('unigram'), normalizer: { type: 'Sequence', normalizers: [{ type: 'Prepend', prepend: ' ' }, replace] },
+      pre_tokenizer: { type: 'Sequence', pretokenizers: [{ type: 'Split', pattern: { String: '\n' }, behavior: 'Contiguous', invert: false }] } },
+    digits: { ...read('unigram'), normalizer: null, pre_tokenizer: { type: 'Sequence', pretokenizers: [
+      { type: 'WhitespaceSplit' }, { type: 'Digits', individual_digits: true }, { type: 'Punctuation', behavior: 'Isolated' },
+      { type: 'Metaspace', replacement: S, prepend_scheme: 'always', split: true }] } },
+  };
+  // The words each form's steps make of a line, as the model sees them.
+  const words = {
+    gemma: (line) => [line.replaceAll(' ', S)],
+    helium: (line) => (line && S + line.replaceAll(' ', S)).split(/(\n+)/).filter(Boolean),
+    digits: (line) => preTokenize(line, [{ type: 'whitespaceSplit' }, { type: 'digits', individualDigits: true },
+      { type: 'punctuation', behavior: 'isolated' }], null)
+      // Metaspace: a ▁ before each word that has none, then a word from each ▁ on.
+      .flatMap((w) => (w.text.startsWith(S) ? w.text : S + w.text).split(/(?=\u2581)/u)),
+  };
+  // Where transformers.js's steps are Hugging Face's.
+  const comparable = {
+    gemma: () => true,
+    helium: (line) => !line.includes('\n'),
+    digits: (line) => !/[\p{P}!-/:-@[-`{-~]{2}/u.test(line) && !/[^\P{N}0-9]/u.test(line),
+  };
+  for (const [name, json] of Object.entries(forms)) {
+    const tok = await ak.Tokenizer.fromJSON(json);
+    const model = await ak.Tokenizer.fromJSON(bare(json));
+    const hf = new HfTokenizer(json, {});
+    let agree = 0, composed = 0;
+    try {
+      for (const line of expected.lines) {
+        const r = tok.encode(line, { addSpecialTokens: false });
+        const ours = Array.from(r.inputIds.data);
+        // (Added tokens are cut out before the steps: the composition leaves those lines to transformers.js.)
+        if (!json.added_tokens.some((t) => line.includes(t.content))) {
+          assert.deepEqual(ours, words[name](line).flatMap((w) => ids(model, w)), `${name}: ${JSON.stringify(line)}`);
+          composed++;
+        }
+        for (const [a, b] of r.offsets) assert.ok(a >= 0 && a <= b && b <= line.length, `${name} offsets ${a}-${b} in ${JSON.stringify(line)}`);
+        if (!comparable[name](line)) continue;
+        const theirs = hf.encode(line, { add_special_tokens: false }).ids;
+        assert.deepEqual(ours, theirs, `${name}, transformers.js: ${JSON.stringify(line)}`);
+        agree++;
+        // (transformers.js's decode drops U+FEFF; Hugging Face's Rust decoders keep it.)
+        if (ours.length && !line.includes('\ufeff')) {
+          assert.equal(tok.decode(ours), hf.decode(theirs, { clean_up_tokenization_spaces: false }), `${name} decode: ${JSON.stringify(line)}`);
+        }
+      }
+    } finally {
+      tok.dispose();
+      model.dispose();
+    }
+    assert.ok(agree >= expected.lines.length / 2 && composed >= expected.lines.length - 3, `${name}: ${composed} composed, ${agree} compared`);
+    console.log(`# ${name} form, ${expected.lines.length} lines: ${composed} equal to the composition, ${agree} equal to transformers.js`);
+  }
+});
+
+// The Nmt normalizer (Hugging Face's SentencePieceUnigramTokenizer writes Nmt, NFKC, Replace(" {2,}")):
+// controls go, other spaces and zero-width characters become a space. Oracle: the same model
+// without it, fed the text with Hugging Face's table (normalizers/unicode.rs, do_nmt) applied here.
+test('Nmt before a SentencePiece model\'s own steps', async () => {
+  const json = JSON.parse(fs.readFileSync(path.join(DIR, 'unigram.tokenizer.json'), 'utf8'));
+  const withNmt = structuredClone(json);
+  withNmt.normalizer = { type: 'Sequence', normalizers: [{ type: 'Nmt' }, ...json.normalizer.normalizers] };
+  const drop = new Set([...Array.from({ length: 8 }, (_, i) => i + 1), 0x0b, ...Array.from({ length: 18 }, (_, i) => i + 0x0e), 0x7f, 0x8f, 0x9f]);
+  const space = new Set([0x09, 0x0a, 0x0c, 0x0d, 0x1680, 0x200b, 0x200c, 0x200d, 0x200e, 0x200f, 0x2028, 0x2029, 0x2581, 0xfeff, 0xfffd]);
+  const nmt = (s) => Array.from(s).filter((c) => !drop.has(c.codePointAt(0))).map((c) => (space.has(c.codePointAt(0)) ? ' ' : c)).join('');
+  const a = await ak.Tokenizer.fromJSON(withNmt);
+  const b = await ak.Tokenizer.fromJSON(json);
+  try {
+    const lines = [...expected.lines, 'a\u0001b\tc\u200bd\ufeffe\u2581f\u009fg\u0000h\u3000i\u2028j'];
+    for (const line of lines) {
+      if (HF_DOUBLE_LINE(line)) continue;
+      const r = a.encode(line, { addSpecialTokens: false });
+      assert.deepEqual(Array.from(r.inputIds.data), Array.from(b.encode(nmt(line), { addSpecialTokens: false }).inputIds.data), JSON.stringify(line));
+      for (const [x, y] of r.offsets) assert.ok(x >= 0 && x <= y && y <= line.length, `offsets ${x}-${y} in ${JSON.stringify(line)}`);
+    }
+    // U+0001 and U+009F go, the rest of the table are spaces between words.
+    assert.deepEqual(a.tokenize('x\u0001y\u200bz\u009f'), b.tokenize('xy z'));
+  } finally {
+    a.dispose();
+    b.dispose();
+  }
+});
