@@ -89,7 +89,8 @@ TEST(ThreadedLinear, SameBitsAtEveryThreadCount) {
   // Row-split sizes (rows >= 16 * threads), column-split sizes (few rows, wide out) and awkward
   // edges around the 4-row blocks and the 64-column ranges.
   const int shapes[][3] = {{771, 65, 63},  {65, 771, 17},  {129, 130, 771}, {1, 771, 771},
-                           {3, 257, 2049}, {5, 1024, 4099}, {17, 63, 3001},  {63, 771, 129}};
+                           {3, 257, 2049}, {5, 1024, 4099}, {17, 63, 3001},  {63, 771, 129},
+                           {33, 257, 130},  {128, 256, 256}, {31, 65, 771}};
   for (const auto& sh : shapes) {
     const int rows = sh[0], in = sh[1], out = sh[2];
     const auto x = random_normal(static_cast<std::size_t>(rows) * in, seed++);
