@@ -835,6 +835,7 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
   Aligned out;
   out.reserve(a.s.size() * 3 + 3 * pieces.size() + 3);
   words.clear();
+  const bool sliced = p.split || p.whitespace_split;  // pieces are words of the text, not all of it
   for (std::size_t w = 0; w < pieces.size(); ++w) {
     const auto [from, to] = pieces[w];
     if (from == to) continue;
@@ -848,7 +849,6 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
     // prepend_scheme "first": on the word that starts where the input does (Hugging Face's
     // offsets_original().0 == 0): the first segment's text when nothing split it, else the word
     // whose first character is the input's first.
-    const bool sliced = p.split || p.whitespace_split;
     const bool at_start = first && (sliced ? a.b[from] == 0 : w == 0);
     if ((p.metaspace == 2 || (p.metaspace == 1 && at_start)) && !starts_with_space) out.put(space, a.b[from], a.b[from]);
     escape(a, from, to, out, true);  // Metaspace's own Replace(" ", "\u2581")

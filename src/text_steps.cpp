@@ -362,7 +362,6 @@ Status Tokenizer::encode_text(const char* text, std::size_t length, std::vector<
   return Status::success();
 }
 
-
 Status Tokenizer::pre_tokenize(const std::vector<uint32_t>& norm, std::vector<std::pair<std::size_t, std::size_t>>& words) const {
   words.assign(1, {0, norm.size()});
   std::vector<std::pair<std::size_t, std::size_t>> next;

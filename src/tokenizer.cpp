@@ -1023,13 +1023,17 @@ ATTNKIT_FOR_SIZE Status sentencepiece_steps(const json& j, std::string_view give
     const auto& [step, where] = steps[i];
     if (!step->is_object()) return bad(where, where + " must be an object");
     const std::string t = type_of(*step);
-    if (t == "ByteLevel") {
-      return bad(where + ".type", where + " type \"ByteLevel\" is not supported for SentencePiece models (it maps bytes to "
-                                          "characters for byte-level BPE)");
-    }
     if (t != "Metaspace") {
+      const std::size_t first = general.size();
       s = pre_tokenizer_steps(*step, where, general, patterns);
       if (!s.ok()) return s;
+      // ByteLevel (here or in a nested Sequence) maps bytes to characters for byte-level BPE.
+      for (std::size_t k = first; k < general.size(); ++k) {
+        if (general[k]["type"] == "byteLevel") {
+          return bad(where + ".type", where + ": ByteLevel is not supported for SentencePiece models (it maps bytes to "
+                                              "characters for byte-level BPE)");
+        }
+      }
       continue;
     }
     if (i + 1 != steps.size()) return bad(where, where + ": Metaspace must be the last pre-tokenizer step");

@@ -336,6 +336,9 @@ TEST(SentencePiece, GeneralPreTokenizersRunBeforeMetaspace) {
     return Tokenizer::from_tokenizer_json(text.data(), text.size(), t).argument;
   };
   EXPECT_EQ(error({{"type", "ByteLevel"}}), "pre_tokenizer.type");
+  EXPECT_EQ(error({{"type", "Sequence"}, {"pretokenizers", {{{"type", "Sequence"}, {"pretokenizers", {{{"type", "ByteLevel"}}}}},
+                                                            metaspace}}}),
+            "pre_tokenizer.pretokenizers[0].type");  // nested too
   EXPECT_EQ(error({{"type", "Sequence"}, {"pretokenizers", {metaspace, {{"type", "Digits"}}}}}), "pre_tokenizer.pretokenizers[0]");
   EXPECT_EQ(error(nullptr, {{"type", "Prepend"}, {"prepend", " "}}), "normalizer");
   EXPECT_EQ(error({{"type", "Split"}, {"pattern", {{"Regex", "(a"}}}, {"behavior", "Isolated"}}), "pre_tokenizer.pattern");
