@@ -23,6 +23,8 @@ export type ErrorCode =
   | 'ERR_LOAD'
   | 'ERR_DISPOSED'
   | 'ERR_ABORTED'
+  | 'ERR_TIMEOUT'
+  | 'ERR_BUSY'
   | 'ERR_INVALID_VALUE';
 
 /** Thrown for bad arguments and load failures. */

@@ -114,8 +114,27 @@ function aborted(fn, signal) {
  * (int32 [batch, L + n], the prompt then the new tokens; finished rows continue with padTokenId),
  * and per step with outputLogits the raw logits [batch, V], with outputScores the processed ones,
  * with outputProbabilities the distribution chosen from}. The model's KV cache is reset first.
+ *
+ * Calls on one model are queued: each runs once the one before it has finished, since they share
+ * the model's KV cache. While one runs, the calls that read or write that cache from outside it
+ * (forward with useCache, resetCache, saveCache, loadCache) are refused with ERR_BUSY.
  */
-export async function generate(model, inputIds, options) {
+export function generate(model, inputIds, options) {
+  const run = (model._generateQueue ?? Promise.resolve()).then(() => generateNow(model, inputIds, options));
+  model._generateQueue = run.catch(() => {});
+  return run;
+}
+
+async function generateNow(model, inputIds, options) {
+  model._generating = true;
+  try {
+    return await generateOwningCache(model, inputIds, options);
+  } finally {
+    model._generating = false;
+  }
+}
+
+async function generateOwningCache(model, inputIds, options) {
   const fn = 'generate';
   const o = checkOptions(fn, options, GENERATE_OPTIONS);
   if (!model.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
@@ -156,9 +175,11 @@ export async function generate(model, inputIds, options) {
   const next = new Int32Array(B);
   const ones = new Int32Array(B).fill(1);
 
-  model.resetCache();
-  let logits = model.forward({ data: ids.data, dims: [B, L] },
-    { attentionMask: mask && { data: mask, dims: [B, L] }, useCache: true, lastTokenOnly: true }).logits.data;
+  let logits = model._ownCache(() => {
+    model.resetCache();
+    return model.forward({ data: ids.data, dims: [B, L] },
+      { attentionMask: mask && { data: mask, dims: [B, L] }, useCache: true, lastTokenOnly: true }).logits.data;
+  });
   let steps = 0, lastYield = performance.now();
   for (let step = 0; step < N; step++) {
     const scores = s.outputScores || s.outputProbabilities ? new Float32Array(B * V) : null;
@@ -207,8 +228,8 @@ export async function generate(model, inputIds, options) {
       lastYield = performance.now();
     }
     if (s.signal?.aborted) throw aborted(fn, s.signal);
-    logits = model.forward({ data: next, dims: [B, 1] }, { attentionMask: mask && { data: ones, dims: [B, 1] }, useCache: true, lastTokenOnly: true })
-      .logits.data;
+    logits = model._ownCache(() => model.forward({ data: next, dims: [B, 1] },
+      { attentionMask: mask && { data: ones, dims: [B, 1] }, useCache: true, lastTokenOnly: true }).logits.data);
   }
   const width = L + steps;
   const sequences = new Int32Array(B * width);

@@ -167,6 +167,10 @@ export class Model {
     this.contextSize = spec.embeddings.maxPositions;
     for (const layer of this.layers) layer._limitCache(this.contextSize);
     this._cache = null;
+    // generate() queues its calls on _generateQueue and owns the cache while _generating.
+    this._generateQueue = null;
+    this._generating = false;
+    this._inGenerateStep = false;
   }
 
   /** Positions held by the KV cache (0 when empty). */
@@ -190,6 +194,7 @@ export class Model {
   saveCache() {
     const fn = 'saveCache';
     if (!this.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
+    this._checkCacheFree(fn);
     const c = this._cache;
     const layers = this.layers.map((layer) => {
       const r = layer._readCache(fn);
@@ -203,6 +208,7 @@ export class Model {
   loadCache(cache) {
     const fn = 'loadCache';
     if (!this.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
+    this._checkCacheFree(fn);
     this._putCache(fn, 'cache', this._checkCache(fn, 'cache', cache));
     return this;
   }
@@ -252,9 +258,29 @@ export class Model {
 
   /** Empties the KV cache of every layer (forward with useCache then starts at position 0). */
   resetCache() {
+    this._checkCacheFree('resetCache');
     for (const layer of this.layers) layer.resetCache();
     this._cache = null;
     return this;
+  }
+
+  // A generate() owns the KV cache from its first step to its last: the cache's users outside it
+  // are refused (they would interleave with its steps and both would read the wrong keys).
+  _checkCacheFree(fn) {
+    if (this._generating && !this._inGenerateStep) {
+      throw new AttnkitError(`${fn}: a generate() on this model is running and owns its KV cache; await it first ` +
+        '(generate calls on one model queue by themselves)', { code: 'ERR_BUSY' });
+    }
+  }
+
+  /** Runs f as the running generate's own step (the only caller the cache takes while it runs). */
+  _ownCache(f) {
+    this._inGenerateStep = true;
+    try {
+      return f();
+    } finally {
+      this._inGenerateStep = false;
+    }
   }
 
   _own(m) {
@@ -436,6 +462,7 @@ export class Model {
         { code: 'ERR_INVALID_ARGUMENT', argument: 'pastKeyValues' });
     }
     if (useCache) {
+      this._checkCacheFree(fn);
       // With pastKeyValues, the step is checked against that cache before it replaces the model's.
       const start = pastKeyValues === undefined ? null : this._checkCache(fn, 'pastKeyValues', pastKeyValues);
       cache = this._cacheStep(fn, B, L, given, start ? (start.length ? start : null) : this._cache);
