@@ -179,11 +179,18 @@ export function callback(fn, name, v) {
 
 export const optionalNumber = (fn, name, v, dflt) => (v === undefined ? dflt : num(fn, name, v));
 
-/** A fetch Response that succeeded; a failed one (a 404) is ERR_LOAD with its status and URL. */
+/**
+ * A fetch Response that succeeded and can still be read; a failed one (a 404) is ERR_LOAD with its
+ * status and URL, one whose body was read (or is being read) ERR_INVALID_ARGUMENT.
+ */
 export function okResponse(fn, name, r) {
   if (!r.ok) {
     const status = `HTTP ${r.status}${r.statusText ? ` ${r.statusText}` : ''}`;
     throw new AttnkitError(`${fn}: ${name} is an ${status} response${r.url ? ` for ${r.url}` : ''}`, { code: 'ERR_LOAD', argument: name });
+  }
+  if (r.bodyUsed || r.body?.locked) {
+    throw new AttnkitError(`${fn}: ${name}${r.url ? ` (${r.url})` : ''} is a Response whose body was already read; ` +
+      'pass a fresh one (or response.clone() before reading it)', { code: 'ERR_INVALID_ARGUMENT', argument: name });
   }
   return r;
 }

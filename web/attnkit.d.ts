@@ -576,7 +576,7 @@ export class Tokenizer {
     options?: { addBosToken?: boolean; addEosToken?: boolean }): Promise<Tokenizer>;
   static fromVocab(ak: Attnkit, vocabTxt: TextSource, options?: { lowercase?: boolean }): Promise<Tokenizer>;
   static fromGpt2(ak: Attnkit, encoderJson: TextSource, vocabBpe: TextSource): Promise<Tokenizer>;
-  static fromPretrained(ak: Attnkit, source: PretrainedSource): Promise<Tokenizer>;
+  static fromPretrained(ak: Attnkit, source: PretrainedSource, options?: PretrainedNetworkOptions): Promise<Tokenizer>;
   /** The model: WordPiece, BPE (byte-level, or SentencePiece's with byte fallback) or Unigram. */
   readonly model: 'wordpiece' | 'bpe' | 'unigram';
   /** Token strings by id. */
@@ -613,6 +613,18 @@ type TextSource = string | ArrayBuffer | ArrayBufferView | Response | object;
  * directory included), or an object of file name -> contents.
  */
 export type PretrainedSource = string | URL | FileList | File[] | { [fileName: string]: TextSource | Blob };
+
+/** How fromPretrained waits on the network (files fetched from a URL, Responses among given files). */
+export interface PretrainedNetworkOptions {
+  /** An AbortSignal: aborts the load, a body being read included (ERR_ABORTED, cause: the signal's reason). */
+  signal?: { readonly aborted: boolean; readonly reason?: unknown; addEventListener(type: 'abort', listener: () => void): void;
+    removeEventListener(type: 'abort', listener: () => void): void };
+  /**
+   * A stall limit in ms, not a deadline: no response, or no byte of a body, for this long rejects
+   * with ERR_TIMEOUT. Default 30 000; 0 or Infinity for none.
+   */
+  timeout?: number;
+}
 
 export interface Safetensors {
   /**
@@ -691,13 +703,14 @@ export class Attnkit {
   /** `new ak.DecoderLayer(options)`: self-attention, cross-attention over memory, feed-forward. */
   readonly DecoderLayer: new (options: DecoderLayerOptions) => DecoderLayer;
   /**
-   * `await ak.Model.fromPretrained(source, { onProgress })` from a Hugging Face folder (config.json
+   * `await ak.Model.fromPretrained(source, { onProgress, signal, timeout })` from a Hugging Face folder (config.json
    * and model.safetensors, or model.safetensors.index.json and its shards), the older
    * `fromPretrained({config, weights, onProgress})`, or `new ak.Model(spec)`.
    */
   readonly Model: {
     new (spec: ModelSpec): Model;
-    fromPretrained(source: PretrainedSource, options?: { onProgress?: (loaded: number, total?: number) => void }): Promise<Model>;
+    fromPretrained(source: PretrainedSource,
+      options?: PretrainedNetworkOptions & { onProgress?: (loaded: number, total?: number) => void }): Promise<Model>;
     fromPretrained(options: { config: TextSource; weights: ArrayBuffer | ArrayBufferView | Response | { [name: string]: Floats } | Safetensors; onProgress?: (loaded: number, total?: number) => void }): Promise<Model>;
   };
   /**
@@ -715,7 +728,7 @@ export class Attnkit {
     fromVocab(vocabTxt: TextSource, options?: { lowercase?: boolean }): Promise<Tokenizer>;
     fromGpt2(encoderJson: TextSource, vocabBpe: TextSource): Promise<Tokenizer>;
     /** tokenizer.json (or vocab.txt, or vocab.json + merges.txt) with tokenizer_config.json and special_tokens_map.json. */
-    fromPretrained(source: PretrainedSource): Promise<Tokenizer>;
+    fromPretrained(source: PretrainedSource, options?: PretrainedNetworkOptions): Promise<Tokenizer>;
   };
   /** Reads bytes or a fetch Response (streamed, with progress) and parses (header validated in C++, in attnkit-loaders.wasm, loaded on first use). */
   loadSafetensors(source: ArrayBuffer | ArrayBufferView | Response, options?: { onProgress?: (loaded: number, total?: number) => void }): Promise<Safetensors>;

@@ -716,8 +716,9 @@ export async function loadModel(ak, source, options) {
  */
 export async function readCheckpoint(ak, source, options) {
   const fn = 'Model.fromPretrained';
-  const onProgress = callback(fn, 'onProgress', checkOptions(fn, options, ['onProgress']).onProgress);
-  const src = fileSource(fn, source);
+  const o = checkOptions(fn, options, ['onProgress', 'signal', 'timeout']);
+  const onProgress = callback(fn, 'onProgress', o.onProgress);
+  const src = fileSource(fn, source, o);
   if (!(await src.has('config.json'))) {
     throw new AttnkitError(`${fn}: there is no config.json in ${src.label}`, { code: 'ERR_LOAD', argument: 'config.json' });
   }

@@ -6,7 +6,7 @@
 // Model.fromPretrained and Tokenizer.fromPretrained find their files through it.
 import { AttnkitError } from './errors.js';
 import { describe, okResponse } from './args.js';
-import { isNode, nodeBuiltin, resolveUrl } from './read_bytes.js';
+import { abortError, bodyBytes, fetchFile, isNode, netOptions, nodeBuiltin, resolveUrl } from './read_bytes.js';
 
 const loadError = (fn, message, argument = 'source') => new AttnkitError(`${fn}: ${message}`, { code: 'ERR_LOAD', argument });
 
@@ -37,42 +37,19 @@ export function convertHint(kind) {
     : '';
 }
 
-/** Reads a fetch Response's body (or anything with a readable `body`), calling onBytes(n) per chunk. */
-export async function responseBytes(response, onBytes) {
-  if (!response.body || !onBytes) return new Uint8Array(await response.arrayBuffer());
-  const chunks = [];
-  let total = 0;
-  for (const reader = response.body.getReader(); ;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    total += value.length;
-    onBytes(value.length);
-  }
-  if (chunks.length === 1) return chunks[0];
-  const all = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.length;
-  }
-  return all;
-}
-
 const isFileLike = (x) => typeof Blob === 'function' && x instanceof Blob && typeof x.name === 'string';
 const isFileList = (x) => (typeof FileList === 'function' && x instanceof FileList) || (Array.isArray(x) && x.length > 0 && x.every(isFileLike));
 
-/** A base URL: every file is fetched once, relative to it; a 404 means the file is absent. */
-function urlSource(fn, base) {
+/**
+ * A base URL: every file is fetched once, relative to it; a 404 means the file is absent. `net`
+ * (netOptions) bounds every fetch and body read.
+ */
+function urlSource(fn, base, net) {
   const dir = new URL(base.href.endsWith('/') ? base.href : `${base.href}/`);
+  const fetched = (name, init) => fetchFile(fn, new URL(name, dir), { credentials: 'same-origin', ...init }, net, name);
   const responses = new Map();
   const get = (name) => {
-    if (!responses.has(name)) {
-      const url = new URL(name, dir);
-      responses.set(name, fetch(url, { credentials: 'same-origin' }).catch((e) => {
-        throw loadError(fn, `could not fetch ${url.href}: ${e.message}`);
-      }));
-    }
+    if (!responses.has(name)) responses.set(name, fetched(name));
     return responses.get(name);
   };
   const ok = async (name) => {
@@ -85,16 +62,11 @@ function urlSource(fn, base) {
   const heads = new Map();
   const head = (name) => {
     if (!heads.has(name)) {
-      const url = new URL(name, dir);
-      heads.set(name, fetch(url, { method: 'HEAD', credentials: 'same-origin' })
-        .then(async (r) => {
-          if (r.status === 405 || r.status === 501) return get(name);
-          await r.arrayBuffer(); // (empty) read to its end, so the browser does not log it as aborted
-          return r;
-        })
-        .catch((e) => {
-          throw loadError(fn, `could not fetch ${url.href}: ${e.message}`);
-        }));
+      heads.set(name, fetched(name, { method: 'HEAD' }).then(async (r) => {
+        if (r.status === 405 || r.status === 501) return get(name);
+        await r.arrayBuffer(); // (empty) read to its end, so the browser does not log it as aborted
+        return r;
+      }));
     }
     return heads.get(name);
   };
@@ -110,7 +82,7 @@ function urlSource(fn, base) {
       const r = await head(name);
       return Number(r.headers.get('content-length')) || undefined;
     },
-    bytes: async (name, onBytes) => responseBytes(await ok(name), onBytes),
+    bytes: async (name, onBytes) => bodyBytes(fn, new URL(name, dir).href, await ok(name), { ...net, onBytes, argument: name }),
   };
 }
 
@@ -164,24 +136,28 @@ function pickedSource(fn, files) {
     size: async (name) => file(name).size,
     async bytes(name, onBytes) {
       const f = file(name);
-      if (onBytes && typeof f.stream === 'function') return responseBytes({ body: f.stream() }, onBytes);
+      if (onBytes && typeof f.stream === 'function') {
+        return bodyBytes(fn, f.webkitRelativePath || name, { body: f.stream() }, { onBytes, argument: name });
+      }
       return new Uint8Array(await f.arrayBuffer());
     },
   };
 }
 
 /** An object of file name -> contents (text, bytes, Blob, Response, or a parsed JSON object). */
-function objectSource(fn, files) {
+function objectSource(fn, files, net) {
   const get = (name) => {
     if (!Object.hasOwn(files, name) || files[name] == null) throw loadError(fn, `no ${name} was given`, name);
     return files[name];
   };
-  const bytesOf = async (x, onBytes) => {
+  const bytesOf = async (name, x, onBytes) => {
     if (typeof x === 'string') return new TextEncoder().encode(x);
     if (x instanceof ArrayBuffer) return new Uint8Array(x);
     if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
     if (typeof Blob === 'function' && x instanceof Blob) return new Uint8Array(await x.arrayBuffer());
-    if (typeof Response === 'function' && x instanceof Response) return responseBytes(okResponse(fn, 'source', x), onBytes);
+    if (typeof Response === 'function' && x instanceof Response) {
+      return bodyBytes(fn, x.url ? `${name} (${x.url})` : name, okResponse(fn, name, x), { ...net, onBytes, argument: name });
+    }
     if (x && typeof x === 'object') return new TextEncoder().encode(JSON.stringify(x));
     throw new AttnkitError(`${fn}: a file's contents must be text, bytes, a Blob, a Response or a parsed object, got ${describe(x)}`,
       { code: 'ERR_INVALID_ARGUMENT', argument: 'source' });
@@ -191,19 +167,33 @@ function objectSource(fn, files) {
     where: (name) => name,
     has: async (name) => Object.hasOwn(files, name) && files[name] != null,
     size: async () => undefined,
-    bytes: async (name, onBytes) => bytesOf(get(name), onBytes),
+    bytes: async (name, onBytes) => bytesOf(name, get(name), onBytes),
   };
 }
 
 /**
  * The FileSource for a user's `source`: a URL or URL string (http(s), file:, or relative to the
  * page), a folder path (Node: any string that is not a URL), a FileList or array of Files, or an
- * object of file name -> contents.
+ * object of file name -> contents. `options` ({ signal, timeout }, see netOptions) bound its
+ * network reads; the signal also stops a load from any source before its next file.
  */
-export function fileSource(fn, source) {
+export function fileSource(fn, source, options) {
+  const net = netOptions(fn, options);
+  const src = sourceOf(fn, source, net);
+  if (!net.signal) return src;
+  return {
+    ...src,
+    async bytes(name, onBytes) {
+      if (net.signal.aborted) throw abortError(fn, src.where(name), net.signal);
+      return src.bytes(name, onBytes);
+    },
+  };
+}
+
+function sourceOf(fn, source, net) {
   if (source instanceof URL) {
     if (source.protocol === 'file:' && isNode) return folderSource(fn, decodeURIComponent(source.pathname));
-    return urlSource(fn, source);
+    return urlSource(fn, source, net);
   }
   if (typeof source === 'string') {
     const hasScheme = /^[a-z][a-z0-9+.-]+:\/\//i.test(source) || source.startsWith('file:');
@@ -216,10 +206,10 @@ export function fileSource(fn, source) {
         code: 'ERR_INVALID_ARGUMENT', argument: 'source',
       });
     }
-    return fileSource(fn, url);
+    return sourceOf(fn, url, net);
   }
   if (isFileList(source)) return pickedSource(fn, source);
-  if (source && typeof source === 'object' && !Array.isArray(source) && !ArrayBuffer.isView(source)) return objectSource(fn, source);
+  if (source && typeof source === 'object' && !Array.isArray(source) && !ArrayBuffer.isView(source)) return objectSource(fn, source, net);
   throw new AttnkitError(`${fn}: source must be a URL, a folder path, picked Files or an object of file contents, ` +
     `got ${describe(source)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'source' });
 }

@@ -1,5 +1,6 @@
 // Reading a .wasm (or any file) as bytes from a URL: fetch in browsers, the file system for
-// file: URLs in Node.
+// file: URLs in Node. And the one guarded fetch and body read of the model loads (fetchFile,
+// bodyBytes): a stall limit, the caller's AbortSignal, and coded errors naming the file.
 import { describe } from './args.js';
 import { AttnkitError } from './errors.js';
 
@@ -84,4 +85,139 @@ function notWasm(bytes, where) {
   throw new AttnkitError(`${where} is not a .wasm file${html ? ' but an HTML page: your bundler moved attnkit ' +
     "without its .wasm files (in Vite with a custom cacheDir, add optimizeDeps: { exclude: ['attnkit'] })" +
     WASM_MISSING_HINT : ''}`, { code: 'ERR_LOAD', argument: 'wasmUrl' });
+}
+
+/** How long a load from a URL waits for the network when no `timeout` is given: 30 s without a byte. */
+export const DEFAULT_TIMEOUT = 30000;
+
+/**
+ * The network options of a load (fromPretrained's): `signal` (an AbortSignal) ends it with
+ * ERR_ABORTED; `timeout` ms without progress (no response, no byte of a body) ends it with
+ * ERR_TIMEOUT, 0 or Infinity for no limit. A stall limit, not a deadline: a large file on a slow
+ * line is fine as long as bytes come.
+ */
+export function netOptions(fn, { signal, timeout = DEFAULT_TIMEOUT } = {}) {
+  if (signal !== undefined && !(typeof signal?.addEventListener === 'function' && 'aborted' in signal)) {
+    throw new AttnkitError(`${fn}: signal must be an AbortSignal, got ${describe(signal)}`, {
+      code: 'ERR_INVALID_ARGUMENT', argument: 'signal',
+    });
+  }
+  if (typeof timeout !== 'number' || !(timeout >= 0)) {
+    throw new AttnkitError(`${fn}: timeout must be a number of ms >= 0 (0 or Infinity: no limit), got ${describe(timeout)}`, {
+      code: 'ERR_INVALID_ARGUMENT', argument: 'timeout',
+    });
+  }
+  return { signal, timeout: timeout || Infinity };
+}
+
+/** The error of a load that the caller's signal ended, with the signal's reason as cause. */
+export function abortError(fn, what, signal) {
+  return new AttnkitError(`${fn}: loading ${what} was aborted${signal.reason?.message ? ` (${signal.reason.message})` : ''}`,
+    { code: 'ERR_ABORTED', argument: 'signal', cause: signal.reason });
+}
+
+// Waits for one network step of reading `what` (a response's headers, a body's next chunk): the
+// caller's signal or `timeout` ms without an answer end it with a coded error, and stop(error)
+// cancels what is behind it (the fetch, the read) so that no socket is left open.
+function step(fn, what, { signal, timeout = Infinity } = {}, promise, stop) {
+  return new Promise((resolve, reject) => {
+    let timer;
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const end = (error) => {
+      done();
+      stop(error);
+      reject(error);
+    };
+    const onAbort = () => end(abortError(fn, what, signal));
+    promise.then((v) => {
+      done();
+      resolve(v);
+    }, (e) => {
+      done();
+      reject(e);
+    });
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort);
+    if (timeout < Infinity) {
+      timer = setTimeout(() => end(new AttnkitError(`${fn}: ${what} sent nothing for ${timeout} ms (the timeout option; 0 for no limit)`,
+        { code: 'ERR_TIMEOUT', argument: 'timeout' })), timeout);
+    }
+  });
+}
+
+// A load's failure as an AttnkitError naming `what` (ours pass through): an abort of the caller's
+// own fetch is ERR_ABORTED, anything else (the network, a cut body) ERR_LOAD; the error is the cause.
+function loadFailure(fn, what, e, argument, verb = 'read') {
+  if (e instanceof AttnkitError) return e;
+  const why = [e?.message, e?.cause?.message].filter(Boolean).join(': '); // undici: 'terminated: other side closed'
+  return new AttnkitError(`${fn}: could not ${verb} ${what}${why ? `: ${why}` : ''}`, {
+    code: e?.name === 'AbortError' ? 'ERR_ABORTED' : 'ERR_LOAD', argument, cause: e,
+  });
+}
+
+/**
+ * fetch(url, init) for a load: resolves to the Response whatever its status; a network failure,
+ * the caller's signal (`net` from netOptions) or `net.timeout` ms without an answer rejects with an
+ * AttnkitError naming the URL.
+ */
+export async function fetchFile(fn, url, init, net, argument) {
+  const controller = new AbortController();
+  try {
+    return await step(fn, url.href, net, fetch(url, { ...init, signal: controller.signal }), (e) => controller.abort(e));
+  } catch (e) {
+    throw loadFailure(fn, url.href, e, argument, 'fetch');
+  }
+}
+
+/**
+ * The body of a Response (or of anything with a readable `body`) read to its end, calling
+ * onBytes(n) per chunk. A body cut short or longer than its Content-Length, the signal, and
+ * `timeout` ms without a byte reject with an AttnkitError naming `what` (the read is cancelled).
+ */
+export async function bodyBytes(fn, what, response, { onBytes, signal, timeout, argument } = {}) {
+  const failed = (e) => {
+    throw loadFailure(fn, what, e, argument);
+  };
+  if (!response.body) return new Uint8Array(await response.arrayBuffer().catch(failed));
+  // The length the server announced, unless the body is decoded (gzip: it counts the wire bytes).
+  const length = response.headers?.get?.('content-length');
+  const encoding = response.headers?.get?.('content-encoding');
+  const declared = length != null && (!encoding || encoding === 'identity') ? Number(length) : NaN;
+  const chunks = [];
+  let total = 0;
+  const reader = response.body.getReader();
+  const cancel = (e) => reader.cancel(e).catch(() => {});
+  try {
+    for (;;) {
+      const { done, value } = await step(fn, what, { signal, timeout }, reader.read().catch(failed), cancel);
+      if (done) break;
+      chunks.push(value);
+      total += value.length;
+      if (total > declared) {
+        throw new AttnkitError(`${fn}: ${what} sent more than the ${declared} bytes its Content-Length announced`, {
+          code: 'ERR_LOAD', argument,
+        });
+      }
+      onBytes?.(value.length);
+    }
+  } catch (e) {
+    cancel(e); // an error of onBytes too: no connection is left open
+    throw e;
+  }
+  if (total < declared) {
+    throw new AttnkitError(`${fn}: ${what} ended after ${total} of the ${declared} bytes its Content-Length announced`, {
+      code: 'ERR_LOAD', argument,
+    });
+  }
+  if (chunks.length === 1) return chunks[0];
+  const all = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.length;
+  }
+  return all;
 }

@@ -6,8 +6,8 @@ import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
 import { attached, callback, describe, okResponse, options as checkOptions } from './args.js';
 import { WasmHeap } from './heap.js';
-import { readPackageWasm } from './read_bytes.js';
-import { convertHint, responseBytes, sniff } from './pretrained.js';
+import { bodyBytes, readPackageWasm } from './read_bytes.js';
+import { convertHint, sniff } from './pretrained.js';
 import createLoadersModule from './dist/attnkit-loaders.mjs';
 
 const pending = new Map();
@@ -145,7 +145,8 @@ export async function loadSafetensors(ak, source, options) {
     okResponse(fn, 'source', source);
     const total = Number(source.headers?.get?.('content-length')) || undefined;
     let loaded = 0;
-    const bytes = await responseBytes(source, onProgress && ((n) => onProgress((loaded += n), total)));
+    const onBytes = onProgress && ((n) => onProgress((loaded += n), total));
+    const bytes = await bodyBytes(fn, source.url ? `source (${source.url})` : 'source', source, { onBytes, argument: 'source' });
     return materialize(parse(await loaders(ak), fn, bytes));
   }
   const bytes = bytesOf(fn, source);

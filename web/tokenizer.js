@@ -527,8 +527,7 @@ export class Tokenizer extends OwnedHandle {
    */
   static async fromPretrained(ak, source, options) {
     const fn = 'Tokenizer.fromPretrained';
-    checkOptions(fn, options, []);
-    const src = fileSource(fn, source);
+    const src = fileSource(fn, source, checkOptions(fn, options, ['signal', 'timeout']));
     const optional = async (name) => ((await src.has(name)) ? readJson(fn, src, name) : null);
     const [config, map] = await Promise.all([optional('tokenizer_config.json'), optional('special_tokens_map.json')]);
     const text = (name) => readText(fn, src, name);
