@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "attnkit/protobuf.hpp"
+#include "attnkit/scratch.hpp"
 #include "attnkit/utf8.hpp"
 
 namespace attnkit {
@@ -377,6 +378,7 @@ void SentencePiece::bpe_ranked(std::vector<BpeSymbol>& symbols, std::vector<Span
   // A min-heap of rank << 32 | left in a vector reused between calls.
   static thread_local std::vector<uint64_t> heap;
   heap.clear();
+  const TrimAfterCall<std::vector<uint64_t>> trim{heap};
   struct Agenda {
     std::vector<uint64_t>& h;
     bool empty() const { return h.empty(); }
@@ -433,6 +435,7 @@ void SentencePiece::bpe(std::string_view text, std::vector<Span>& out) const {
   // Reused between calls (Hugging Face's form calls this once per stretch of a word or two).
   static thread_local std::vector<Symbol> symbols;
   symbols.clear();
+  const TrimAfterCall<std::vector<Symbol>> trim{symbols};
   symbols.reserve(text.size());
   for (std::size_t at = 0; at < text.size();) {
     std::size_t len = has_user_symbols_ ? user_symbol(text.data() + at, text.size() - at) : 0;

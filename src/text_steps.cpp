@@ -19,7 +19,14 @@ using unicode::flags;
 
 // BERT's character classes, as web/tokenizer.js defines them.
 bool is_space(uint32_t c) { return flags(c) & unicode::kSpace; }
-bool is_control(uint32_t c) { return c != '\t' && c != '\n' && c != '\r' && (flags(c) & unicode::kControl); }
+// Hugging Face's BertNormalizer is_control: Cc, Cf and the private-use planes (Co) are dropped by
+// clean_text, as its tokenizers and transformers.js do; tab, newline and CR are whitespace.
+bool is_private_use(uint32_t c) {
+  return (c >= 0xE000 && c <= 0xF8FF) || (c >= 0xF0000 && c <= 0xFFFFD) || (c >= 0x100000 && c <= 0x10FFFD);
+}
+bool is_control(uint32_t c) {
+  return c != '\t' && c != '\n' && c != '\r' && ((flags(c) & unicode::kControl) || is_private_use(c));
+}
 bool is_punct(uint32_t c) {
   return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126) ||
          (flags(c) & unicode::kPunct);

@@ -195,16 +195,20 @@ export function okResponse(fn, name, r) {
   return r;
 }
 
-/** A text file given as a string, bytes (UTF-8), a parsed JSON object or a fetch Response -> its text. */
-export async function textInput(fn, name, x) {
-  if (typeof Response === 'function' && x instanceof Response) return okResponse(fn, name, x).text();
-  if (x instanceof ArrayBuffer || ArrayBuffer.isView(x)) return new TextDecoder().decode(attached(fn, name, x));
-  if (typeof x === 'string') return x;
-  if (x && typeof x === 'object') return JSON.stringify(x);
-  throw new AttnkitError(`${fn}: ${name} must be text, bytes, a parsed object or a Response, got ${describe(x)}`, {
-    code: 'ERR_INVALID_ARGUMENT', argument: name,
-  });
+/**
+ * A parsed JSON object given in place of a file, as its text. What JSON cannot hold (a cycle, a
+ * BigInt, nesting deeper than the engine's stack, a throwing getter or Proxy) is an
+ * ERR_INVALID_ARGUMENT naming the argument, not the engine's TypeError or RangeError.
+ */
+export function jsonText(fn, name, x) {
+  try {
+    return JSON.stringify(x);
+  } catch (e) {
+    const why = e instanceof RangeError ? 'nested too deeply' : e.message.split('\n')[0];
+    throw new AttnkitError(`${fn}: ${name} cannot be read as JSON (${why})`, { code: 'ERR_INVALID_ARGUMENT', argument: name, cause: e });
+  }
 }
+
 
 // The closest known option to a misspelt one: its camelCase form when that is known (Hugging Face
 // and PyTorch users write attention_mask, max_length), else the nearest by edit distance.
@@ -246,12 +250,24 @@ export function options(fn, value, known, where = '') {
       code: 'ERR_INVALID_ARGUMENT', argument: name,
     });
   }
-  for (const key of Object.keys(value)) {
+  // A snapshot of the own enumerable keys: a Proxy or a getter that throws fails here, once, as an
+  // AttnkitError, and nothing later reads the caller's object again (a getter could change its answer).
+  let keys;
+  const copy = {};
+  try {
+    keys = Object.keys(value);
+    for (const key of keys) if (known.includes(key)) copy[key] = value[key];
+  } catch (e) {
+    throw new AttnkitError(`${fn}: ${name} could not be read (${e?.message ?? describe(e)})`, {
+      code: 'ERR_INVALID_ARGUMENT', argument: name, cause: e,
+    });
+  }
+  for (const key of keys) {
     if (known.includes(key)) continue;
     const hint = suggestion(key, known);
     const full = where ? `${where}.${key}` : key;
     throw new AttnkitError(`${fn}: unknown option '${full}'${hint ? `; did you mean '${hint}'?` : ''} ` +
       `(known: ${known.join(', ')})`, { code: 'ERR_INVALID_ARGUMENT', argument: full });
   }
-  return value;
+  return copy;
 }

@@ -6,6 +6,8 @@ import { AttnkitError } from './errors.js';
 import { describe } from './args.js';
 
 const TEXT_ENCODER = new TextEncoder();
+// The scratch block kept between calls: 1 MiB holds a 300 KB text's UTF-8 and pieces' ends.
+const SCRATCH_KEEP = 1 << 20;
 
 export class WasmHeap {
   constructor(module) {
@@ -139,9 +141,10 @@ export class WasmHeap {
     }
   }
 
-  // A wasm block of at least `bytes` bytes kept between calls (grown, never shrunk): inputs of the
-  // hot per-text calls (tokenizers) are written here instead of a malloc and free per call.
-  // Valid until the next _scratch call; callers copy in, call, and are done.
+  // A wasm block of at least `bytes` bytes kept between calls: inputs of the hot per-text calls
+  // (tokenizers) are written here instead of a malloc and free per call. Valid until the next
+  // _scratch call; callers copy in, call, and are done, then call _scratchDone, which gives back a
+  // block grown past SCRATCH_KEEP (one large text must not hold its size for the module's life).
   _scratch(bytes) {
     if (!this._scratchPtr || this._scratchBytes < bytes) {
       if (this._scratchPtr) this._m._free(this._scratchPtr);
@@ -152,6 +155,14 @@ export class WasmHeap {
       this._scratchBytes = size;
     }
     return this._scratchPtr;
+  }
+
+  _scratchDone() {
+    if (this._scratchBytes > SCRATCH_KEEP) {
+      this._m._free(this._scratchPtr);
+      this._scratchPtr = 0;
+      this._scratchBytes = 0;
+    }
   }
 
   /** Bytes of wasm heap that are in use by malloc right now (for leak checks). */

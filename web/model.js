@@ -3,13 +3,14 @@
 // an Embeddings module, EncoderLayers and a final norm.
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { boolean, callback, describe, idsInput, options as checkOptions, textInput } from './args.js';
+import { boolean, callback, describe, idsInput, options as checkOptions } from './args.js';
 import { Embeddings } from './embeddings.js';
 import { paddingMaskFromAttentionMask } from './masks.js';
 import { EncoderLayer } from './encoder_layer.js';
 import { loaders, loadSafetensors, storedSafetensors } from './safetensors.js';
 import { convertHint, fileSource, readJson, readText } from './pretrained.js';
 import { generate, generateText } from './generate.js';
+import { textInput } from './read_bytes.js';
 
 // Per family: the checkpoint prefixes to strip (heads' checkpoints nest the base model), and each
 // Hugging Face tensor name -> [module, weight] with module 'embeddings', a layer number, or

@@ -5,7 +5,7 @@
 //   where(name) -> how messages name the file; readText / readJson read files through it.
 // Model.fromPretrained and Tokenizer.fromPretrained find their files through it.
 import { AttnkitError } from './errors.js';
-import { describe, okResponse } from './args.js';
+import { describe, jsonText, okResponse } from './args.js';
 import { abortError, bodyBytes, fetchFile, isNode, netOptions, nodeBuiltin, resolveUrl } from './read_bytes.js';
 
 const loadError = (fn, message, argument = 'source') => new AttnkitError(`${fn}: ${message}`, { code: 'ERR_LOAD', argument });
@@ -158,7 +158,7 @@ function objectSource(fn, files, net) {
     if (typeof Response === 'function' && x instanceof Response) {
       return bodyBytes(fn, x.url ? `${name} (${x.url})` : name, okResponse(fn, name, x), { ...net, onBytes, argument: name });
     }
-    if (x && typeof x === 'object') return new TextEncoder().encode(JSON.stringify(x));
+    if (x && typeof x === 'object') return new TextEncoder().encode(jsonText(fn, 'source', x));
     throw new AttnkitError(`${fn}: a file's contents must be text, bytes, a Blob, a Response or a parsed object, got ${describe(x)}`,
       { code: 'ERR_INVALID_ARGUMENT', argument: 'source' });
   };

@@ -1,7 +1,7 @@
 // Reading a .wasm (or any file) as bytes from a URL: fetch in browsers, the file system for
 // file: URLs in Node. And the one guarded fetch and body read of the model loads (fetchFile,
 // bodyBytes): a stall limit, the caller's AbortSignal, and coded errors naming the file.
-import { describe } from './args.js';
+import { attached, describe, jsonText, okResponse } from './args.js';
 import { AttnkitError } from './errors.js';
 
 // Through globalThis: Parcel bundles a polyfill package for any mention of the free name `process`.
@@ -220,4 +220,20 @@ export async function bodyBytes(fn, what, response, { onBytes, signal, timeout, 
     at += c.length;
   }
   return all;
+}
+
+/**
+ * A text file given as a string, bytes (UTF-8), a parsed JSON object or a fetch Response -> its
+ * text (a Response's body read as bodyBytes reads it: a cut body is a coded ERR_LOAD).
+ */
+export async function textInput(fn, name, x) {
+  if (typeof Response === 'function' && x instanceof Response) {
+    return new TextDecoder().decode(await bodyBytes(fn, name, okResponse(fn, name, x), { argument: name }));
+  }
+  if (x instanceof ArrayBuffer || ArrayBuffer.isView(x)) return new TextDecoder().decode(attached(fn, name, x));
+  if (typeof x === 'string') return x;
+  if (x && typeof x === 'object') return jsonText(fn, name, x);
+  throw new AttnkitError(`${fn}: ${name} must be text, bytes, a parsed object or a Response, got ${describe(x)}`, {
+    code: 'ERR_INVALID_ARGUMENT', argument: name,
+  });
 }

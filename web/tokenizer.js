@@ -6,10 +6,11 @@
 // the JavaScript string given to encode (UTF-16 code units, what String.slice takes).
 import { AttnkitError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { attached, boolean, describe, idsInput, okResponse, options as checkOptions, textInput } from './args.js';
+import { attached, boolean, describe, idsInput, okResponse, options as checkOptions } from './args.js';
 import { loaders } from './safetensors.js';
 import { OwnedHandle } from './handle_module.js';
 import { fileSource, readJson, readText } from './pretrained.js';
+import { bodyBytes, textInput } from './read_bytes.js';
 
 // Special tokens a tokenizer_config.json / special_tokens_map.json may name, exposed as
 // tokenizer.padTokenId etc. (null when the files name none).
@@ -17,7 +18,13 @@ const SPECIAL = ['pad', 'unk', 'cls', 'sep', 'mask', 'bos', 'eos'];
 // SentencePiece model files by the names Hugging Face repositories use (Llama, T5, XLM-R).
 const SPM_FILES = ['tokenizer.model', 'spiece.model', 'sentencepiece.bpe.model'];
 // transformers writes int(1e30) as model_max_length when a model has no limit.
-const NO_MAX_LENGTH = 1e18;
+// The longest row encode pads or truncates to: 2^20 tokens, above every context length models
+// ship with in tokenizer_config.json that attnkit runs. Padding a batch allocates rows x maxLength,
+// so a file's model_max_length above it (transformers writes 1e30 for "none"; a file may say 1e9)
+// counts as no limit, and a maxLength above it is refused.
+export const MAX_LENGTH_CEILING = 2 ** 20;
+// And the most tokens a padded batch may hold beyond what its texts gave (2^24: 384 MiB of arrays).
+export const MAX_PADDED_TOKENS = 2 ** 24;
 
 // GPT-2's byte <-> character table (bytes_to_unicode): printable bytes stand for themselves, the
 // rest are shifted past U+00FF so that every byte is a visible character. Built on first use, not
@@ -50,7 +57,8 @@ const SPLIT_PATTERNS = {
 const utf8 = new TextEncoder();
 
 // BERT's character classes (tokenizers' BertNormalizer / BertPreTokenizer).
-const isControl = (c) => c !== '\t' && c !== '\n' && c !== '\r' && /[\p{Cc}\p{Cf}]/u.test(c);
+// BertNormalizer's is_control: Cc, Cf and private use (Co) go, as in Hugging Face's tokenizers.
+const isControl = (c) => c !== '\t' && c !== '\n' && c !== '\r' && /[\p{Cc}\p{Cf}\p{Co}]/u.test(c);
 const isWhitespace = (c) => /\s/u.test(c);
 const isPunctuation = (c) => {
   const x = c.codePointAt(0);
@@ -108,6 +116,7 @@ function normalize(text, steps, base = 0) {
 // run in order on the whole text, each character keeping the source span it came from (a
 // replacement's characters take the whole match's span).
 function normalizeWithReplace(text, steps, base) {
+  const limit = growthLimit(text.length);
   let cur = text;
   let map = Array.from({ length: text.length }, (_, i) => [base + i, base + i + 1]);
   const span = (a, b) => [map[a][0], map[b - 1][1]];
@@ -118,6 +127,7 @@ function normalizeWithReplace(text, steps, base) {
       const { pattern, content } = steps[i++];
       let at = 0;
       for (const m of literalMatches(cur, pattern)) {
+        if (out.length + m.index - at + content.length > limit) throw tooLong('normalizer', text.length, limit);
         for (let k = at; k < m.index; k++) next.push(map[k]);
         out += cur.slice(at, m.index) + content;
         const s = span(m.index, m.index + pattern.length);
@@ -140,10 +150,71 @@ function normalizeWithReplace(text, steps, base) {
   return { text: cur, map };
 }
 
+// A file's Replace steps can grow a text without bound (a chain of Replace("a" -> "aa") doubles it
+// at each step): a normalizer's or decoder's output may be at most MAX_GROWTH times its input plus
+// GROWTH_SLACK characters, so that what a file makes an encode or decode hold stays a small multiple
+// of what it was given. No converter's steps come near it (BERT's Chinese-character spacing triples
+// a text; NFKD's longest expansion, U+FDFA, is 18 characters for 1 and is not a Replace).
+export const MAX_GROWTH = 16, GROWTH_SLACK = 256;
+const growthLimit = (n) => MAX_GROWTH * n + GROWTH_SLACK;
+const tooLong = (what, n, limit) => new AttnkitError(`${what === 'decoder' ? 'decode' : 'encode'}: the tokenizer's ${what} would make a text of ${n} characters longer than ` +
+  `${limit} (${MAX_GROWTH} times its length + ${GROWTH_SLACK}): its Replace steps amplify the text`, { code: 'ERR_OUT_OF_RANGE', argument: what });
+
 // Every occurrence of a literal string, left to right, as matchAll would give them.
 function* literalMatches(text, literal) {
   for (let i = text.indexOf(literal); i >= 0; i = text.indexOf(literal, i + literal.length)) {
     yield Object.assign([literal], { index: i });
+  }
+}
+
+/**
+ * Finds literal strings in a text as the regular expression of their alternation, longest first,
+ * would (leftmost; at one place the longest; the next search from the end of the last match), in
+ * time linear in the text times the longest literal's length, and with no RegExp built of them
+ * (V8 refuses one past about 64 Ki characters; an added token may be that long). A one-unit
+ * character class of the literals' first UTF-16 units skips to the places worth a trie walk.
+ */
+export class LiteralMatcher {
+  constructor(literals) {
+    this._root = new Map(); // UTF-16 unit -> node {next: Map, end: bool}
+    const firsts = new Set();
+    for (const lit of literals) {
+      if (lit === '') continue;
+      let node = { next: this._root };
+      for (let i = 0; i < lit.length; i++) {
+        const u = lit.charCodeAt(i);
+        if (!node.next.has(u)) node.next.set(u, { next: new Map(), end: false });
+        node = node.next.get(u);
+      }
+      node.end = true;
+      firsts.add(lit.charCodeAt(0));
+    }
+    const unit = (u) => `\\u${u.toString(16).padStart(4, '0')}`;
+    this._first = firsts.size ? new RegExp(`[${Array.from(firsts, unit).join('')}]`, 'g') : null;
+  }
+
+  /** [{0: match, index}] in order, as String.matchAll gives them. */
+  *matches(text) {
+    if (!this._first) return;
+    const first = new RegExp(this._first); // its own lastIndex: a caller may interleave two scans
+    for (let from = 0; ;) {
+      first.lastIndex = from;
+      if (!first.exec(text)) return;
+      const at = first.lastIndex - 1;
+      let next = this._root, end = -1;
+      for (let j = at; j < text.length; j++) {
+        const node = next.get(text.charCodeAt(j));
+        if (!node) break;
+        if (node.end) end = j + 1;
+        next = node.next;
+      }
+      if (end < 0) {
+        from = at + 1;
+        continue;
+      }
+      yield Object.assign([text.slice(at, end)], { index: at });
+      from = end;
+    }
   }
 }
 
@@ -294,7 +365,15 @@ const DECODERS = {
       return chars.slice(a, b).join('');
     });
   },
-  replace: (tokens, { pattern, content }) => tokens.map((t) => t.replaceAll(pattern, content)),
+  replace(tokens, { pattern, content }, limit) {
+    let total = 0;
+    return tokens.map((t) => {
+      // The length it would have, before it is built.
+      const grown = t.length + (t.split(pattern).length - 1) * (content.length - pattern.length);
+      if ((total += grown) > limit.chars) throw tooLong('decoder', limit.input, limit.chars);
+      return t.replaceAll(pattern, content);
+    });
+  },
   // The end-of-word suffix is a space, except on the last token.
   bpe: (tokens, { suffix }) => tokens.map((t, i) => t.replaceAll(suffix, i === tokens.length - 1 ? '' : ' ')),
 };
@@ -305,7 +384,10 @@ function cleanUpSpaces(t) {
     .replaceAll(" 've", "'ve").replaceAll(" 're", "'re");
 }
 export function decodeChain(tokens, steps) {
-  for (const step of steps) tokens = DECODERS[step.type](tokens, step);
+  let input = 0;
+  for (const t of tokens) input += t.length;
+  const limit = { input, chars: growthLimit(input) };
+  for (const step of steps) tokens = DECODERS[step.type](tokens, step, limit);
   return tokens.join('');
 }
 
@@ -461,7 +543,7 @@ export class Tokenizer extends OwnedHandle {
     boolean(fn, 'addEosToken', addEosToken);
     let bytes;
     if (typeof Response === 'function' && tokenizerModel instanceof Response) {
-      bytes = new Uint8Array(await okResponse(fn, 'tokenizerModel', tokenizerModel).arrayBuffer());
+      bytes = await bodyBytes(fn, 'tokenizerModel', okResponse(fn, 'tokenizerModel', tokenizerModel), { argument: 'tokenizerModel' });
     } else if (tokenizerModel instanceof ArrayBuffer || ArrayBuffer.isView(tokenizerModel)) {
       const b = attached(fn, 'tokenizerModel', tokenizerModel);
       bytes = b instanceof ArrayBuffer ? new Uint8Array(b) : new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
@@ -580,7 +662,7 @@ export class Tokenizer extends OwnedHandle {
       this[`${key}TokenId`] = ids.get(content);
     }
     const max = config?.model_max_length;
-    if (Number.isInteger(max) && max > 0 && max < NO_MAX_LENGTH) this.modelMaxLength = max;
+    if (Number.isInteger(max) && max > 0 && max <= MAX_LENGTH_CEILING) this.modelMaxLength = max;
     const side = config?.padding_side;
     if (side !== undefined && side !== null) {
       if (side !== 'left' && side !== 'right') {
@@ -629,8 +711,7 @@ export class Tokenizer extends OwnedHandle {
     this._addedByContent = new Map(this._added.map((t) => [t.content, t]));
     this._addedById = new Map(this._added.map((t) => [t.id, t.content]));
     this._special = new Set(settings.addedTokens.filter((t) => t.special).map((t) => t.id));
-    const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    this._addedPattern = this._added.length ? new RegExp(this._added.map((t) => esc(t.content)).join('|'), 'g') : null;
+    this._addedMatcher = this._added.length ? new LiteralMatcher(this._added.map((t) => t.content)) : null;
     // Special tokens (fromPretrained fills them from tokenizer_config.json / special_tokens_map.json).
     for (const key of SPECIAL) {
       this[`${key}Token`] = null;
@@ -655,8 +736,8 @@ export class Tokenizer extends OwnedHandle {
   _segments(text) {
     const segments = [];
     let at = 0;
-    if (this._addedPattern) {
-      for (const m of text.matchAll(this._addedPattern)) {
+    if (this._addedMatcher) {
+      for (const m of this._addedMatcher.matches(text)) {
         const tok = this._addedByContent.get(m[0]);
         let start = m.index, end = m.index + m[0].length;
         if (tok.singleWord && (/\w/u.test(text[start - 1] ?? '') || /\w/u.test(text[end] ?? ''))) continue;
@@ -716,23 +797,27 @@ export class Tokenizer extends OwnedHandle {
     const heap = this._heap, n = parts.length;
     const head = 5 * n + ((4 - ((5 * n) % 4)) % 4);
     const base = heap._scratch(head + room);
-    const mem = heap._m.HEAPU8;
-    const ends = new Int32Array(mem.buffer, base, n), firsts = mem.subarray(base + 4 * n, base + 5 * n);
-    const text = mem.subarray(base + head, base + head + room);
-    let at = 0;
-    for (let i = 0; i < n; i++) {
-      at += utf8.encodeInto(parts[i].send ?? parts[i].text, text.subarray(at)).written;
-      ends[i] = at;
-      firsts[i] = parts[i].start === 0 ? 1 : 0;
-    }
-    const [ptr, count] = n === 0 ? [0, 0] : this._whole === 'texts'
-      ? heap._raw(fn, '_tokenizerEncodeTexts', [this._handle, base + head, at, base, base + 4 * n, n])
-      : heap._raw(fn, '_sentencepieceEncode', [this._handle, base + head, at, base, n]);
+    let ptr = 0, count = 0;
     try {
+      const mem = heap._m.HEAPU8;
+      const ends = new Int32Array(mem.buffer, base, n), firsts = mem.subarray(base + 4 * n, base + 5 * n);
+      const text = mem.subarray(base + head, base + head + room);
+      let at = 0;
+      for (let i = 0; i < n; i++) {
+        at += utf8.encodeInto(parts[i].send ?? parts[i].text, text.subarray(at)).written;
+        ends[i] = at;
+        firsts[i] = parts[i].start === 0 ? 1 : 0;
+      }
+      if (n > 0) {
+        [ptr, count] = this._whole === 'texts'
+          ? heap._raw(fn, '_tokenizerEncodeTexts', [this._handle, base + head, at, base, base + 4 * n, n])
+          : heap._raw(fn, '_sentencepieceEncode', [this._handle, base + head, at, base, n]);
+      }
       // Read in place (no copy): nothing below allocates in the wasm heap.
       return this._deinterleave(segs, parts.length, ptr ? heap._view(Int32Array, ptr, count) : new Int32Array(0), reserve);
     } finally {
       if (ptr) heap._m._free(ptr);
+      heap._scratchDone(); // also when C++ refused the text
     }
   }
 
@@ -886,10 +971,10 @@ export class Tokenizer extends OwnedHandle {
   encode(text, options) {
     const fn = 'encode';
     this._live(fn);
-    const { pair, addSpecialTokens = true, truncation, padding = false, padId, paddingSide = this.paddingSide } =
-      checkOptions(fn, options, ['pair', 'addSpecialTokens', 'maxLength', 'truncation', 'padding', 'padId', 'paddingSide']);
+    const o = checkOptions(fn, options, ['pair', 'addSpecialTokens', 'maxLength', 'truncation', 'padding', 'padId', 'paddingSide']);
+    const { pair, addSpecialTokens = true, truncation, padding = false, padId, paddingSide = this.paddingSide } = o;
     // As transformers: truncation or padding to 'max_length' without maxLength use model_max_length.
-    let { maxLength } = options ?? {};
+    let { maxLength } = o;
     if (maxLength === undefined && (truncation === true || padding === 'max_length') && this.modelMaxLength !== null) {
       maxLength = this.modelMaxLength;
     }
@@ -919,7 +1004,13 @@ export class Tokenizer extends OwnedHandle {
       });
     }
     if (padding === 'max_length' && maxLength === undefined) {
-      throw new AttnkitError(`${fn}: padding 'max_length' needs maxLength`, { code: 'ERR_INVALID_ARGUMENT', argument: 'maxLength' });
+      throw new AttnkitError(`${fn}: padding 'max_length' needs maxLength (tokenizer_config.json's model_max_length is absent or ` +
+        `above ${MAX_LENGTH_CEILING})`, { code: 'ERR_INVALID_ARGUMENT', argument: 'maxLength' });
+    }
+    if (maxLength !== undefined && !(Number.isInteger(maxLength) && maxLength >= 0 && maxLength <= MAX_LENGTH_CEILING)) {
+      throw new AttnkitError(`${fn}: maxLength must be an integer in [0, ${MAX_LENGTH_CEILING}], got ${describe(maxLength)}`, {
+        code: Number.isInteger(maxLength) && maxLength > 0 ? 'ERR_OUT_OF_RANGE' : 'ERR_INVALID_ARGUMENT', argument: 'maxLength',
+      });
     }
     const batched = Array.isArray(text);
     const texts = batched ? text : [text];
@@ -940,11 +1031,6 @@ export class Tokenizer extends OwnedHandle {
   // Pieces {ids, spans} of a text (and its pair) -> a row: truncated, with the template.
   _encodeOne(fn, a, b, addSpecialTokens, maxLength, truncation) {
     const tmpl = addSpecialTokens && this._s.template ? this._s.template[b ? 'pair' : 'single'] : null;
-    if (maxLength !== undefined && !(Number.isInteger(maxLength) && maxLength >= 0)) {
-      throw new AttnkitError(`${fn}: maxLength must be a non-negative integer, got ${describe(maxLength)}`, {
-        code: 'ERR_INVALID_ARGUMENT', argument: 'maxLength',
-      });
-    }
     const strategy = truncation === undefined || truncation === true ? 'longest_first' : truncation;
     if (maxLength !== undefined && strategy) {
       const budget = maxLength - (tmpl ? tmpl.filter((t) => t.sequence === undefined).length : 0);
@@ -1015,6 +1101,12 @@ export class Tokenizer extends OwnedHandle {
     let longest = 0;
     for (const r of rows) longest = Math.max(longest, r.ids.length);
     const L = Math.max(target ?? longest, longest);
+    // Padding past the longest row is the one place encode's output outgrows its input.
+    if (L > longest && rows.length * L > MAX_PADDED_TOKENS) {
+      throw new AttnkitError(`${fn}: padding ${rows.length} rows to maxLength ${L} makes ${rows.length * L} tokens, more than ` +
+        `${MAX_PADDED_TOKENS}; pad to the longest row (padding: true without maxLength) or encode fewer rows at once`,
+      { code: 'ERR_OUT_OF_RANGE', argument: 'maxLength' });
+    }
     if (pad === undefined && rows.some((r) => r.ids.length < L)) {
       throw new AttnkitError(`${fn}: this tokenizer has no pad token; pass padId`, { code: 'ERR_INVALID_ARGUMENT', argument: 'padId' });
     }
