@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { ROOT, fmt, now, table } from './lib.mjs';
-import { argmax } from '../web/sampling.js';
+import { argmax } from '../web/src/models/sampling.js';
 
 const PROMPT = 32, NEW = 128, LAYERS = 4, H = 4, HD = 64, V = 50257;
 

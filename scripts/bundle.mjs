@@ -1,4 +1,4 @@
-// Bundles the ESM wrapper (web/attnkit.js, the ~20 modules it imports, and the wasm glue of the
+// Bundles the ESM wrapper (web/attnkit.js, the ~25 modules it imports from web/src, and the wasm glue of the
 // single-thread builds) into one minified file, web/dist/attnkit.mjs, with a source map into
 // web/*.js; that file is what the package exports. One file whose only dynamic import() is the
 // threaded build's glue, by a URL and marked for bundlers to leave alone (its pool's workers
@@ -26,7 +26,7 @@ const minify = (code, sourcefile, lineLimit) => transform(code, {
 // long line inside `import.meta.url`, or inside a string with a backslash continuation) hides it.
 const ASSETS = ['simd.wasm', 'scalar.wasm', 'loaders.wasm', 'simd-threads.wasm'];
 const literalsWhole = (code) => ASSETS.every((b) => code.split(`new URL("./attnkit-${b}",import.meta.url)`).length === 2);
-// The one dynamic import of the bundle's own code (the threaded glue, web/threads.js) is of a URL
+// The one dynamic import of the bundle's own code (the threaded glue, web/src/runtime/threads.js) is of a URL
 // known only at run time: bundlers are told to leave it alone (minification drops comments, so they
 // are put back). It is the only import( of an identifier; the texts of the glue and the pool
 // workers' script, strings in the bundle, have imports of their own.
@@ -42,12 +42,13 @@ const bundle = await rollup({
   onwarn: (w) => { throw new Error(`rollup: ${w.message}`); },
   plugins: [{
     name: 'dist-relative-minified',
-    // './dist/x' in web/*.js is './x' from web/dist/attnkit.mjs; then minify (rollup chains the
-    // two source maps, so the published map points into web/*.js).
+    // './dist/x' in web/attnkit.js and '../../dist/x' in web/src/*/*.js are './x' from
+    // web/dist/attnkit.mjs; then minify (rollup chains the two source maps, so the published map
+    // points into web/).
     async renderChunk(code) {
       // The first line limit from 300 up whose breaks leave every literal whole (deterministic:
       // the same input picks the same limit).
-      const input = code.replace(/(['"])\.\/dist\//g, '$1./');
+      const input = code.replace(/(['"])(?:\.\/|(?:\.\.\/)+)dist\//g, '$1./');
       for (let limit = 300; limit < 400; limit++) {
         const { code: min, map } = await minify(input, 'attnkit.mjs', limit);
         if (literalsWhole(min)) return { code: markImport(min), map };

@@ -12,7 +12,7 @@
 // - web/dist/attnkit-simd-threads.worker.cjs: Emscripten's pool-worker script for Node, whose
 //   worker_threads load it as CommonJS only under that name (the package is "type": "module");
 // - web/dist/attnkit-simd-threads.sources.js: a module exporting the texts of the worker script and
-//   of the (minified) glue, which browsers import from Blob URLs (web/threads.js). As files they
+//   of the (minified) glue, which browsers import from Blob URLs (web/src/runtime/threads.js). As files they
 //   would be at bundlers' mercy: Parcel rewrites the glue into a bundle without its default export,
 //   Vite's dev server rewrites the worker into something a classic worker cannot parse, esbuild
 //   copies neither. As text they are part of attnkit's bundle, and only the .wasm files are assets.

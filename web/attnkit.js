@@ -9,26 +9,26 @@
 // bundler (Vite's worker build included) takes the package as one module with three assets.
 import createSimdModule from './dist/attnkit-simd.mjs';
 import createScalarModule from './dist/attnkit-scalar.mjs';
-import { AttnkitError } from './errors.js';
-import { WasmHeap } from './heap.js';
-import { isNode, readPackageWasm } from './read_bytes.js';
-import { Tensor } from './tensor.js';
-import { describe, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from './args.js';
-import { Embeddings } from './embeddings.js';
-import * as masks from './masks.js';
-import * as attn from './attention.js';
-import * as rope from './rotary.js';
-import { linear } from './linear.js';
-import { MultiHeadAttention } from './multi_head_attention.js';
-import { EncoderLayer } from './encoder_layer.js';
-import { DecoderLayer } from './decoder_layer.js';
-import { Model, loadModel, modelSpec } from './model.js';
-import { loadSafetensors } from './safetensors.js';
-import { Tokenizer } from './tokenizer.js';
-import { defaultThreadCount, instantiateThreaded, threadsUnavailable } from './threads.js';
+import { AttnkitError } from './src/runtime/errors.js';
+import { WasmHeap } from './src/runtime/heap.js';
+import { isNode, readPackageWasm } from './src/runtime/read_bytes.js';
+import { Tensor } from './src/runtime/tensor.js';
+import { describe, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from './src/runtime/args.js';
+import { Embeddings } from './src/nn/embeddings.js';
+import * as masks from './src/ops/masks.js';
+import * as attn from './src/ops/attention.js';
+import * as rope from './src/ops/rotary.js';
+import { linear } from './src/ops/linear.js';
+import { MultiHeadAttention } from './src/nn/multi_head_attention.js';
+import { EncoderLayer } from './src/nn/encoder_layer.js';
+import { DecoderLayer } from './src/nn/decoder_layer.js';
+import { Model, loadModel, modelSpec } from './src/models/model.js';
+import { loadSafetensors } from './src/formats/safetensors.js';
+import { Tokenizer } from './src/text/tokenizer.js';
+import { defaultThreadCount, instantiateThreaded, threadsUnavailable } from './src/runtime/threads.js';
 
 export { AttnkitError, Tensor, Embeddings, MultiHeadAttention, EncoderLayer, DecoderLayer, Model, Tokenizer };
-export { invertMask, toAdditiveMask } from './masks.js';
+export { invertMask, toAdditiveMask } from './src/ops/masks.js';
 
 // (module (func (result v128) v128.const i32x4 0 0 0 0)): validates only where SIMD128 exists.
 const SIMD_PROBE = new Uint8Array([

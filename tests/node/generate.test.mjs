@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Tensor } from '../../web/attnkit.js';
-import { createRng } from '../../web/sampling.js';
+import { createRng } from '../../web/src/models/sampling.js';
 import { ROOT, backends, fixture, assertClose } from './helpers.mjs';
 
 const fx = fixture('generation.json');

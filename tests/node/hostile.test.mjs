@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AttnkitError, Tensor, load } from '../../web/attnkit.js';
 import { ROOT, backends } from './helpers.mjs';
-import { loaders } from '../../web/safetensors.js';
+import { loaders } from '../../web/src/runtime/loaders.js';
 
 const t = (dims, value = 0.5) => new Tensor('float32', new Float32Array(dims.reduce((a, b) => a * b, 1)).fill(value), dims);
 const detached = () => {

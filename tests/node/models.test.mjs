@@ -146,7 +146,7 @@ for (const ak of [simd, scalar]) {
     };
     // Both wasm modules (the core and the loaders). A first pass leaves what stays allocated by
     // design (handle tables' capacity, each module's last error message); the second must add nothing.
-    const loadersHeap = await (await import('../../web/safetensors.js')).loaders(ak);
+    const loadersHeap = await (await import('../../web/src/runtime/loaders.js')).loaders(ak);
     const inUse = () => [ak.mallocInUse(), loadersHeap.mallocInUse()];
     await failures();
     const before = inUse();

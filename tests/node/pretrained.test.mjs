@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT, assertClose, backends, fixture } from './helpers.mjs';
 import { startServer } from '../../scripts/serve.mjs';
-import { loaders } from '../../web/safetensors.js';
+import { loaders } from '../../web/src/runtime/loaders.js';
 
 const REPOS = path.join(ROOT, 'tests/fixtures/repos');
 const cases = Object.fromEntries(fixture('models.json').cases.map((c) => [c.name, c]));

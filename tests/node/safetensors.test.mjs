@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AttnkitError } from '../../web/attnkit.js';
 import { ROOT, backends, fixture } from './helpers.mjs';
-import { loaders } from '../../web/safetensors.js';
+import { loaders } from '../../web/src/runtime/loaders.js';
 
 const fx = fixture('safetensors.json');
 const file = fs.readFileSync(path.join(ROOT, 'tests/fixtures', fx.file));

@@ -139,7 +139,7 @@ for (const ak of await backends()) {
   });
 
   test(`${ak.backend}: bad tokenizer files and calls give named errors and leak nothing`, async () => {
-    const heap = await (await import('../../web/safetensors.js')).loaders(ak); // tokenizers live there
+    const heap = await (await import('../../web/src/runtime/loaders.js')).loaders(ak); // tokenizers live there
     const cases = [
       [{ model: { type: 'WordLevel', vocab: {} } }, 'model.type'],
       [{ model: { type: 'Unigram', vocab: [] } }, 'model.vocab'],

@@ -4,7 +4,7 @@
 // The result has the shape of default_weights.js, so the pipeline does not care where its weights
 // came from.
 
-import { FAMILIES, readCheckpoint } from '../model.js';
+import { FAMILIES, readCheckpoint } from '../src/models/model.js';
 
 // The Hugging Face name of a weight, from model.js's family table (the one Model.setWeights uses):
 // `role` is the module weight it maps to ('word', 'qWeight', 'norm1.weight', ...).

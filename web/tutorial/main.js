@@ -1,7 +1,7 @@
 // The tutorial page: reads the controls, asks the worker (worker.js) for the numbers, draws them.
 // Nothing here computes the model; the page only lays out what attnkit returned.
 import { Heatmap, drawLines, drawBars, drawOneHot, drawThumb, drawHeadView, formatValue as fmt } from './plots.js';
-import { samplingDistribution } from '../sampling.js';
+import { samplingDistribution } from '../src/models/sampling.js';
 
 const $ = (id) => document.getElementById(id);
 

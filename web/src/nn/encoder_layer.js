@@ -1,7 +1,7 @@
 // The EncoderLayer module (C++: src/attnkit/encoder_layer.hpp): self-attention and a feed-forward
 // block with residuals and post / pre / sandwich normalisation.
 import { HandleModule } from './handle_module.js';
-import { boolean, num, oneOf, optionalNumber, options as checkOptions } from './args.js';
+import { boolean, num, oneOf, optionalNumber, options as checkOptions } from '../runtime/args.js';
 import {
   ALIASES as ATTENTION_ALIASES, ATTENTION_OPTIONS, WEIGHTS as ATTENTION_WEIGHTS, attentionConfig, attentionInputs,
   attentionResult, attentionShapes, matrixDims, sequenceInput,

@@ -1,39 +1,10 @@
-// C++ objects addressed by a handle in a wasm module. OwnedHandle owns the handle: it frees it on
-// dispose(), or when the JavaScript object is garbage-collected if the user forgot (tokenizers use
-// it as it is). HandleModule adds weights copied in with every size checked first (Embeddings,
-// MultiHeadAttention, EncoderLayer, DecoderLayer).
-import { AttnkitError } from './errors.js';
-import { describe, floatInput } from './args.js';
-import { StoredTensor } from './safetensors.js';
+// HandleModule: an OwnedHandle (a C++ module in the core wasm module) with weights copied in, every
+// size checked first (Embeddings, MultiHeadAttention, EncoderLayer, DecoderLayer).
+import { AttnkitError } from '../runtime/errors.js';
+import { describe, floatInput } from '../runtime/args.js';
+import { OwnedHandle } from '../runtime/owned_handle.js';
 
-const finalizer = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry(({ m, free, handle }) => m[free](handle))
-  : null;
-
-export class OwnedHandle {
-  /** heap: the WasmHeap holding the object; what: its name in messages; free: its raw free function. */
-  _own(heap, handle, what, free) {
-    this._heap = heap;
-    this._handle = handle;
-    this._what = what;
-    this._free = free;
-    finalizer?.register(this, { m: heap._m, free, handle }, this);
-  }
-
-  _live(fn) {
-    if (!this._handle) {
-      throw new AttnkitError(`${fn}: this ${this._what} was disposed`, { code: 'ERR_DISPOSED' });
-    }
-  }
-
-  /** Frees the object's wasm memory. Further calls throw ERR_DISPOSED; calling it twice is fine. */
-  dispose() {
-    if (!this._handle) return;
-    finalizer?.unregister(this);
-    this._heap._m[this._free](this._handle);
-    this._handle = 0;
-  }
-}
+const isStored = (v) => typeof v?.writeTo === 'function' && Array.isArray(v.dims) && typeof v.type === 'string';
 
 export class HandleModule extends OwnedHandle {
   /**
@@ -85,9 +56,9 @@ export class HandleModule extends OwnedHandle {
         });
       }
       if (value === undefined) continue;
-      // A tensor still in its file's bytes is copied straight into wasm memory below; anything
-      // else must be float32 data.
-      const stored = value instanceof StoredTensor;
+      // A tensor still in its file's bytes (a StoredTensor of the file readers, told by its
+      // writeTo) is copied straight into wasm memory below; anything else must be float32 data.
+      const stored = isStored(value);
       if (stored && value.type !== 'float32') {
         throw new AttnkitError(`${fn}: ${key} holds ${value.type} values; weights are floating-point`, {
           code: 'ERR_INVALID_ARGUMENT', argument: key,
@@ -114,7 +85,7 @@ export class HandleModule extends OwnedHandle {
     for (const [which, count, data] of given) {
       const [ptr] = this._ak._raw('setWeights', this._rawNames.weight, [this._handle, which, count, false]);
       // Fresh views: nothing allocates in the core module in between.
-      if (data instanceof StoredTensor) data.writeTo(this._ak, ptr);
+      if (isStored(data)) data.writeTo(this._ak, ptr);
       else this._ak._view(Float32Array, ptr, data.length).set(data);
     }
   }

@@ -1,7 +1,7 @@
 // Rotary position embedding (C++ contract: src/attnkit/rotary.hpp).
-import { AttnkitError } from './errors.js';
-import { Tensor } from './tensor.js';
-import { boolean, describe, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from './args.js';
+import { AttnkitError } from '../runtime/errors.js';
+import { Tensor } from '../runtime/tensor.js';
+import { boolean, describe, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from '../runtime/args.js';
 
 const SCALINGS = ['none', 'linear', 'dynamic', 'yarn', 'llama3'];
 

@@ -1,9 +1,9 @@
 // Autoregressive generation on a Model with its KV cache: the prompt once, then one token per
 // step (forward with useCache and lastTokenOnly), each chosen greedily or by sampling; streaming,
 // stopping (eos ids, stop strings, maxNewTokens) and cancellation.
-import { AttnkitError } from './errors.js';
-import { Tensor } from './tensor.js';
-import { boolean, callback, describe, idsInput, options as checkOptions } from './args.js';
+import { AttnkitError } from '../runtime/errors.js';
+import { Tensor } from '../runtime/tensor.js';
+import { boolean, callback, describe, idsInput, options as checkOptions } from '../runtime/args.js';
 import { applyRepetitionPenalty, argmax, createRng, sampleFrom, samplingDistribution, softmax } from './sampling.js';
 
 export const GENERATE_OPTIONS = ['maxNewTokens', 'doSample', 'temperature', 'topK', 'topP', 'minP', 'repetitionPenalty',

@@ -2,30 +2,12 @@
 // lives in attnkit-loaders.wasm, loaded on first use, so the kernels' module stays small. Tensors
 // come out as float32 Tensors (F16 and BF16 converted); F32 data is copied as is, which assumes a
 // little-endian host like every browser and Node platform.
-import { AttnkitError } from './errors.js';
-import { Tensor } from './tensor.js';
-import { attached, callback, describe, okResponse, options as checkOptions } from './args.js';
-import { WasmHeap } from './heap.js';
-import { bodyBytes, readPackageWasm } from './read_bytes.js';
-import { convertHint, sniff } from './pretrained.js';
-import createLoadersModule from './dist/attnkit-loaders.mjs';
-
-const pending = new Map();
-
-/** The loaders module for this Attnkit (loaded once per URL; a failed load may be retried). */
-export function loaders(ak) {
-  const key = String(ak._loadersUrl ?? '');
-  if (!pending.has(key)) {
-    const promise = (async () => {
-      const { bytes } = await readPackageWasm('the loaders module', ak._loadersUrl, "wasmUrl['wasm-loaders']",
-        () => new URL('./dist/attnkit-loaders.wasm', import.meta.url));
-      return new WasmHeap(await createLoadersModule({ wasmBinary: bytes, print: () => {}, printErr: () => {} }));
-    })();
-    pending.set(key, promise);
-    promise.catch(() => pending.delete(key));
-  }
-  return pending.get(key);
-}
+import { AttnkitError } from '../runtime/errors.js';
+import { Tensor } from '../runtime/tensor.js';
+import { attached, callback, describe, okResponse, options as checkOptions } from '../runtime/args.js';
+import { bodyBytes } from '../runtime/read_bytes.js';
+import { convertHint, sniff } from './file_source.js';
+import { loaders } from '../runtime/loaders.js';
 
 function bytesOf(fn, source) {
   if (source instanceof Uint8Array) return attached(fn, 'source', source);

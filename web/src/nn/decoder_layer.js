@@ -1,10 +1,10 @@
 // The DecoderLayer module (C++: src/attnkit/decoder_layer.hpp): masked self-attention,
 // cross-attention over an encoder's output (memory) and a feed-forward block, with residuals and
 // post / pre / sandwich normalisation (torch.nn.TransformerDecoderLayer).
-import { AttnkitError } from './errors.js';
+import { AttnkitError } from '../runtime/errors.js';
 import { HandleModule } from './handle_module.js';
-import { boolean, options as checkOptions } from './args.js';
-import { Tensor } from './tensor.js';
+import { boolean, options as checkOptions } from '../runtime/args.js';
+import { Tensor } from '../runtime/tensor.js';
 import {
   ALIASES as ATTENTION_ALIASES, WEIGHTS as ATTENTION_WEIGHTS, attentionConfig, attentionInputs, attentionShapes,
   sequenceInput,

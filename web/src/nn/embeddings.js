@@ -1,9 +1,9 @@
 // The Embeddings module: weights held in wasm memory by a C++ attnkit::Embeddings, addressed by a
 // handle; forward runs the fused lookup + adds + norm and copies the result out.
-import { AttnkitError } from './errors.js';
+import { AttnkitError } from '../runtime/errors.js';
 import { HandleModule } from './handle_module.js';
-import { Tensor } from './tensor.js';
-import { idsInput, num, oneOf, options as checkOptions } from './args.js';
+import { Tensor } from '../runtime/tensor.js';
+import { idsInput, num, oneOf, options as checkOptions } from '../runtime/args.js';
 
 const WEIGHTS = ['word', 'position', 'tokenType', 'normWeight', 'normBias'];
 

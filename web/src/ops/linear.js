@@ -1,7 +1,7 @@
 // Linear layer (C++ contract: src/attnkit/linear.hpp).
-import { AttnkitError } from './errors.js';
-import { Tensor } from './tensor.js';
-import { floatInput, oneOf, options as checkOptions } from './args.js';
+import { AttnkitError } from '../runtime/errors.js';
+import { Tensor } from '../runtime/tensor.js';
+import { floatInput, oneOf, options as checkOptions } from '../runtime/args.js';
 
 /**
  * y = x W^T + b over the last dim of x [..., in] -> [..., out]. weight: [out, in] (layout

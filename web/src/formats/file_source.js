@@ -4,9 +4,9 @@
 //   has(name) -> boolean, size(name) -> bytes or undefined, bytes(name, onBytes) -> Uint8Array,
 //   where(name) -> how messages name the file; readText / readJson read files through it.
 // Model.fromPretrained and Tokenizer.fromPretrained find their files through it.
-import { AttnkitError } from './errors.js';
-import { describe, jsonText, okResponse } from './args.js';
-import { abortError, bodyBytes, fetchFile, isNode, netOptions, nodeBuiltin, resolveUrl } from './read_bytes.js';
+import { AttnkitError } from '../runtime/errors.js';
+import { describe, jsonText, okResponse } from '../runtime/args.js';
+import { abortError, bodyBytes, fetchFile, isNode, netOptions, nodeBuiltin, resolveUrl } from '../runtime/read_bytes.js';
 
 const loadError = (fn, message, argument = 'source') => new AttnkitError(`${fn}: ${message}`, { code: 'ERR_LOAD', argument });
 

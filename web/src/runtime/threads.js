@@ -6,7 +6,7 @@
 // says why), in Node its file. Shared memory needs cross-origin isolation in browsers (COOP + COEP
 // headers); without it SharedArrayBuffer does not exist and the single-thread build runs.
 import { isNode, nodeBuiltin } from './read_bytes.js';
-import * as sources from './dist/attnkit-simd-threads.sources.js';
+import * as sources from '../../dist/attnkit-simd-threads.sources.js';
 
 // (module (memory 1 1 shared) (func (result i32) i32.const 0 i32.atomic.load)): validates only
 // where threads (shared memory and atomics) are supported.

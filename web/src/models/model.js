@@ -1,16 +1,17 @@
 // A Transformer model from Hugging Face files: config.json (mapped by the C++ loaders module,
 // src/attnkit/model_config.hpp) and .safetensors weights under their Hugging Face names, built from
 // an Embeddings module, EncoderLayers and a final norm.
-import { AttnkitError } from './errors.js';
-import { Tensor } from './tensor.js';
-import { boolean, callback, describe, idsInput, options as checkOptions } from './args.js';
-import { Embeddings } from './embeddings.js';
-import { paddingMaskFromAttentionMask } from './masks.js';
-import { EncoderLayer } from './encoder_layer.js';
-import { loaders, loadSafetensors, storedSafetensors } from './safetensors.js';
-import { convertHint, fileSource, readJson, readText } from './pretrained.js';
+import { AttnkitError } from '../runtime/errors.js';
+import { Tensor } from '../runtime/tensor.js';
+import { boolean, callback, describe, idsInput, options as checkOptions } from '../runtime/args.js';
+import { Embeddings } from '../nn/embeddings.js';
+import { paddingMaskFromAttentionMask } from '../ops/masks.js';
+import { EncoderLayer } from '../nn/encoder_layer.js';
+import { loadSafetensors, storedSafetensors } from '../formats/safetensors.js';
+import { loaders } from '../runtime/loaders.js';
+import { convertHint, fileSource, readJson, readText } from '../formats/file_source.js';
 import { generate, generateText } from './generate.js';
-import { textInput } from './read_bytes.js';
+import { textInput } from '../runtime/read_bytes.js';
 
 // Per family: the checkpoint prefixes to strip (heads' checkpoints nest the base model), and each
 // Hugging Face tensor name -> [module, weight] with module 'embeddings', a layer number, or

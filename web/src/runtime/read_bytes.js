@@ -23,7 +23,7 @@ export function resolveUrl(spec) {
 }
 
 // Vite's dev server pre-bundles dependencies into node_modules/.vite/deps/ (or .vite/deps/ without
-// a package.json) and leaves their assets behind, so `new URL('./x.wasm', import.meta.url)` there
+// a package.json) and leaves their assets behind, so `new URL('../../x.wasm', import.meta.url)` there
 // names nothing (the server answers with the app's index.html). The file is still served from the
 // package's own folder.
 const VITE_DEPS = /^(.*?\/)(?:node_modules\/)?\.vite\/deps\/(attnkit-[\w.-]+\.(?:wasm|mjs|js|cjs))$/;

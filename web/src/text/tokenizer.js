@@ -4,13 +4,13 @@
 // normalisation (String.normalize, \p{..} classes), pre-tokenisation into words, special tokens,
 // truncation, padding and the post-processing template. Offsets are [start, end) indices into
 // the JavaScript string given to encode (UTF-16 code units, what String.slice takes).
-import { AttnkitError } from './errors.js';
-import { Tensor } from './tensor.js';
-import { attached, boolean, describe, idsInput, okResponse, options as checkOptions } from './args.js';
-import { loaders } from './safetensors.js';
-import { OwnedHandle } from './handle_module.js';
-import { fileSource, readJson, readText } from './pretrained.js';
-import { bodyBytes, textInput } from './read_bytes.js';
+import { AttnkitError } from '../runtime/errors.js';
+import { Tensor } from '../runtime/tensor.js';
+import { attached, boolean, describe, idsInput, okResponse, options as checkOptions } from '../runtime/args.js';
+import { loaders } from '../runtime/loaders.js';
+import { OwnedHandle } from '../runtime/owned_handle.js';
+import { fileSource, readJson, readText } from '../formats/file_source.js';
+import { bodyBytes, textInput } from '../runtime/read_bytes.js';
 
 // Special tokens a tokenizer_config.json / special_tokens_map.json may name, exposed as
 // tokenizer.padTokenId etc. (null when the files name none).

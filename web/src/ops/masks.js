@@ -2,9 +2,9 @@
 // a query MAY attend to a key, as PyTorch's scaled_dot_product_attention and Hugging Face's
 // attention_mask. Additive masks are float32 with 0 (attend) and -Infinity (do not). Masks
 // broadcast like PyTorch to [batch, heads, queryLength, keyLength].
-import { AttnkitError } from './errors.js';
-import { Tensor } from './tensor.js';
-import { attached, checkDims, describe, idsInput, num } from './args.js';
+import { AttnkitError } from '../runtime/errors.js';
+import { Tensor } from '../runtime/tensor.js';
+import { attached, checkDims, describe, idsInput, num } from '../runtime/args.js';
 
 const BOOLEAN = 1;
 const ADDITIVE = 2;

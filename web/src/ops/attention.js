@@ -1,7 +1,7 @@
 // Scaled dot-product attention and ALiBi slopes (C++ contract: src/attnkit/attention.hpp).
-import { AttnkitError } from './errors.js';
-import { Tensor } from './tensor.js';
-import { boolean, describe, finite, floatInput, num, options as checkOptions } from './args.js';
+import { AttnkitError } from '../runtime/errors.js';
+import { Tensor } from '../runtime/tensor.js';
+import { boolean, describe, finite, floatInput, num, options as checkOptions } from '../runtime/args.js';
 import { maskInput } from './masks.js';
 
 // q/k/v: float32 tensors [B, H, L, d] (or [H, L, d], read as batch 1).

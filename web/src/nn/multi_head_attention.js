@@ -1,11 +1,11 @@
 // The MultiHeadAttention module (C++: src/attnkit/multi_head_attention.hpp): projections, RoPE or
 // ALiBi, grouped-query attention and a KV cache, with weights held in wasm memory by a handle.
-import { AttnkitError } from './errors.js';
+import { AttnkitError } from '../runtime/errors.js';
 import { HandleModule } from './handle_module.js';
-import { Tensor } from './tensor.js';
-import { boolean, finite, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from './args.js';
-import { combineMasks, maskInput, paddingMaskFromAttentionMask } from './masks.js';
-import { rotaryConfig } from './rotary.js';
+import { Tensor } from '../runtime/tensor.js';
+import { boolean, finite, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from '../runtime/args.js';
+import { combineMasks, maskInput, paddingMaskFromAttentionMask } from '../ops/masks.js';
+import { rotaryConfig } from '../ops/rotary.js';
 
 // Weight names (index = the C++ MhaWeight), with the PyTorch and Hugging Face spellings accepted
 // by setWeights so that a state dict can be passed as it is.
