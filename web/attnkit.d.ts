@@ -642,6 +642,43 @@ export function invertMask(mask: Mask): BoolTensor;
 /** Boolean mask → additive float32 (1 → 0, 0 → -Infinity). */
 export function toAdditiveMask(mask: Mask): Tensor<Float32Array>;
 
+/** Scores of one row: a Float32Array, Float64Array or array of numbers. */
+export type ScoreRow = Float32Array | Float64Array | number[];
+
+/** The sampling options of sampling.distribution (generate's, with topK off by default). */
+export interface SamplingOptions {
+  /** Divides the logits first; > 0 (default 1). */
+  temperature?: number;
+  /** Keeps the k largest (ties with the k-th stay); 0 = off (default). */
+  topK?: number;
+  /** Keeps the most likely tokens whose total reaches topP; in (0, 1], 1 = off (default). */
+  topP?: number;
+  /** Drops tokens below minP times the largest probability; in [0, 1], 0 = off (default). */
+  minP?: number;
+}
+
+/** generate's seeded generator (xoshiro128**): the same numbers in every engine and build. */
+export interface Rng {
+  /** An unsigned 32-bit integer. */
+  next(): number;
+  /** A number in [0, 1): next() / 2^32. */
+  uniform(): number;
+}
+
+/** How generate chooses tokens, step by step, every argument checked (tutorials show it). */
+export const sampling: {
+  /** softmax in float64; all zeros when no score is finite. */
+  softmax(scores: ScoreRow): Float64Array;
+  /** The first index of the largest score (NaN counts as largest, as torch.argmax). */
+  argmax(scores: ScoreRow): number;
+  /** softmax(logits / temperature) after top-k, top-p and min-p, as transformers' warpers: what generate samples from. */
+  distribution(logits: ScoreRow, options?: SamplingOptions): Float64Array;
+  /** The id a uniform draw u in [0, 1) picks from probabilities. */
+  sampleFrom(probabilities: ScoreRow, u: number): number;
+  /** generate's generator for a seed in [0, 2^32). */
+  createRng(seed: number): Rng;
+};
+
 export class Attnkit {
   /** Which build is running. */
   readonly backend: Backend;

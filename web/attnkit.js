@@ -29,6 +29,7 @@ import { defaultThreadCount, instantiateThreaded, threadsUnavailable } from './s
 
 export { AttnkitError, Tensor, Embeddings, MultiHeadAttention, EncoderLayer, DecoderLayer, Model, Tokenizer };
 export { invertMask, toAdditiveMask } from './src/ops/masks.js';
+export { sampling } from './src/models/sampling.js';
 
 // (module (func (result v128) v128.const i32x4 0 0 0 0)): validates only where SIMD128 exists.
 const SIMD_PROBE = new Uint8Array([

@@ -2,7 +2,10 @@
 // or a GPT-2 checkpoint): each head's attention for the typed text, what each head learned
 // (previous-token and induction scores), the logit lens, and generation step by step with the
 // model's KV cache. Every tensor comes from attnkit: Model.forward, layerNorm and linear.
-import { argmax, createRng, samplingDistribution, sampleFrom, softmax } from '../src/models/sampling.js';
+import { sampling } from '../attnkit.js';
+
+const { argmax, createRng, sampleFrom, softmax } = sampling;
+const samplingDistribution = sampling.distribution;
 
 const t2 = (data, rows, cols) => ({ data, dims: [rows, cols] });
 

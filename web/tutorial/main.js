@@ -1,7 +1,7 @@
 // The tutorial page: reads the controls, asks the worker (worker.js) for the numbers, draws them.
 // Nothing here computes the model; the page only lays out what attnkit returned.
 import { Heatmap, drawLines, drawBars, drawOneHot, drawThumb, drawHeadView, formatValue as fmt } from './plots.js';
-import { samplingDistribution } from '../src/models/sampling.js';
+import { sampling } from '../attnkit.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -453,7 +453,7 @@ function renderNext() {
     showStatus($('next-status'), problem, true);
     return;
   }
-  const p = samplingDistribution(next.logits, args);
+  const p = sampling.distribution(next.logits, args);
   const order = Array.from(p.keys()).sort((a, b) => p[b] - p[a]).slice(0, 12).filter((i) => p[i] > 0);
   const vocab = tutorial.checkpoint?.vocab ?? [];
   const kept = p.reduce((n, v) => n + (v > 0), 0);

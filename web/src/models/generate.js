@@ -3,8 +3,8 @@
 // stopping (eos ids, stop strings, maxNewTokens) and cancellation.
 import { AttnkitError } from '../runtime/errors.js';
 import { Tensor } from '../runtime/tensor.js';
-import { boolean, callback, describe, idsInput, options as checkOptions } from '../runtime/args.js';
-import { applyRepetitionPenalty, argmax, createRng, sampleFrom, samplingDistribution, softmax } from './sampling.js';
+import { boolean, callback, describe, idsInput, integerIn, numberIn, options as checkOptions } from '../runtime/args.js';
+import { applyRepetitionPenalty, argmax, createRng, sampleFrom, samplingDistribution, samplingSettings, softmax } from './sampling.js';
 
 export const GENERATE_OPTIONS = ['maxNewTokens', 'doSample', 'temperature', 'topK', 'topP', 'minP', 'repetitionPenalty',
   'seed', 'eosTokenId', 'padTokenId', 'stopStrings', 'tokenizer', 'onToken', 'signal', 'attentionMask', 'outputLogits',
@@ -13,20 +13,6 @@ const SAMPLING_ONLY = ['temperature', 'topK', 'topP', 'minP', 'seed'];
 
 function bad(fn, argument, message, code = 'ERR_INVALID_ARGUMENT') {
   return new AttnkitError(`${fn}: ${message}`, { code, argument });
-}
-
-function integerIn(fn, name, v, lo, hi) {
-  if (!Number.isInteger(v) || v < lo || v > hi) {
-    throw bad(fn, name, `${name} must be an integer in [${lo}, ${hi}], got ${describe(v)}`, typeof v === 'number' ? 'ERR_OUT_OF_RANGE' : 'ERR_INVALID_ARGUMENT');
-  }
-  return v;
-}
-
-function numberIn(fn, name, v, ok, expected) {
-  if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) {
-    throw bad(fn, name, `${name} must be ${expected}, got ${describe(v)}`, typeof v === 'number' ? 'ERR_OUT_OF_RANGE' : 'ERR_INVALID_ARGUMENT');
-  }
-  return v;
 }
 
 // Every option checked before the model runs.
@@ -49,10 +35,7 @@ function settings(fn, model, o, B, L) {
   }
   const s = {
     doSample, maxNewTokens,
-    temperature: numberIn(fn, 'temperature', o.temperature ?? 1, (t) => t > 0, 'a finite number > 0'),
-    topK: integerIn(fn, 'topK', o.topK ?? 50, 0, 2 ** 31 - 1),
-    topP: numberIn(fn, 'topP', o.topP ?? 1, (p) => p > 0 && p <= 1, 'a number in (0, 1]'),
-    minP: numberIn(fn, 'minP', o.minP ?? 0, (p) => p >= 0 && p <= 1, 'a number in [0, 1]'),
+    ...samplingSettings(fn, { ...o, topK: o.topK ?? 50 }),
     repetitionPenalty: numberIn(fn, 'repetitionPenalty', o.repetitionPenalty ?? 1, (p) => p > 0, 'a finite number > 0'),
     seed: o.seed === undefined ? (Math.random() * 2 ** 32) >>> 0 : integerIn(fn, 'seed', o.seed, 0, 2 ** 32 - 1),
     onToken: callback(fn, 'onToken', o.onToken),

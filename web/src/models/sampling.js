@@ -1,6 +1,10 @@
 // Choosing the next token from a language model's logits: Hugging Face's logits processors
 // (repetition penalty, temperature, top-k, top-p, min-p) in their order, greedy argmax, and
-// sampling with a seeded generator that is the same in every build and engine.
+// sampling with a seeded generator that is the same in every build and engine. The functions
+// below take checked inputs (generate checks them); `sampling`, at the end, is their public face
+// with every argument checked (tutorials step through sampling with it).
+import { AttnkitError } from '../runtime/errors.js';
+import { attached, describe, integerIn, numberIn, options as checkOptions } from '../runtime/args.js';
 
 /**
  * The generator behind `seed`: xoshiro128** (Blackman and Vigna's reference next()), its state
@@ -168,3 +172,44 @@ function kthLargest(v, k) {
   }
   return heap[0];
 }
+
+/** temperature, topK, topP, minP of an options object, checked (generate's and sampling.distribution's). */
+export function samplingSettings(fn, o) {
+  return {
+    temperature: numberIn(fn, 'temperature', o.temperature ?? 1, (t) => t > 0, 'a finite number > 0'),
+    topK: integerIn(fn, 'topK', o.topK ?? 0, 0, 2 ** 31 - 1),
+    topP: numberIn(fn, 'topP', o.topP ?? 1, (p) => p > 0 && p <= 1, 'a number in (0, 1]'),
+    minP: numberIn(fn, 'minP', o.minP ?? 0, (p) => p >= 0 && p <= 1, 'a number in [0, 1]'),
+  };
+}
+
+// One row of scores: a Float32Array, Float64Array or array of numbers, not empty.
+function row(fn, name, v) {
+  const ok = v instanceof Float32Array || v instanceof Float64Array || (Array.isArray(v) && v.every((x) => typeof x === 'number'));
+  if (!ok || v.length === 0) {
+    throw new AttnkitError(`${fn}: ${name} must be a non-empty Float32Array, Float64Array or array of numbers, got ${describe(v)}`, {
+      code: 'ERR_INVALID_ARGUMENT', argument: name,
+    });
+  }
+  return ArrayBuffer.isView(v) ? attached(fn, name, v) : v;
+}
+
+/**
+ * The public face of the functions above, every argument checked: softmax(scores), argmax(scores),
+ * distribution(logits, { temperature, topK, topP, minP }) (what generate samples from),
+ * sampleFrom(probabilities, u in [0, 1)), createRng(seed) (generate's seeded generator).
+ */
+export const sampling = Object.freeze({
+  softmax: (scores) => softmax(row('sampling.softmax', 'scores', scores)),
+  argmax: (scores) => argmax(row('sampling.argmax', 'scores', scores)),
+  distribution(logits, options) {
+    const fn = 'sampling.distribution';
+    const o = checkOptions(fn, options, ['temperature', 'topK', 'topP', 'minP']);
+    return samplingDistribution(row(fn, 'logits', logits), samplingSettings(fn, o));
+  },
+  sampleFrom(probabilities, u) {
+    const fn = 'sampling.sampleFrom';
+    return sampleFrom(row(fn, 'probabilities', probabilities), numberIn(fn, 'u', u, (x) => x >= 0 && x < 1, 'a number in [0, 1)'));
+  },
+  createRng: (seed) => createRng(integerIn('sampling.createRng', 'seed', seed, 0, 2 ** 32 - 1)),
+});

@@ -159,6 +159,26 @@ export function checkDims(fn, name, dims, length) {
   }
 }
 
+/** An integer in [lo, hi]: ERR_OUT_OF_RANGE for a number outside, ERR_INVALID_ARGUMENT for a non-number. */
+export function integerIn(fn, name, v, lo, hi) {
+  if (!Number.isInteger(v) || v < lo || v > hi) {
+    throw new AttnkitError(`${fn}: ${name} must be an integer in [${lo}, ${hi}], got ${describe(v)}`, {
+      code: typeof v === 'number' ? 'ERR_OUT_OF_RANGE' : 'ERR_INVALID_ARGUMENT', argument: name,
+    });
+  }
+  return v;
+}
+
+/** A finite number for which ok(v) holds; `expected` says which in the message. */
+export function numberIn(fn, name, v, ok, expected) {
+  if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) {
+    throw new AttnkitError(`${fn}: ${name} must be ${expected}, got ${describe(v)}`, {
+      code: typeof v === 'number' ? 'ERR_OUT_OF_RANGE' : 'ERR_INVALID_ARGUMENT', argument: name,
+    });
+  }
+  return v;
+}
+
 /** A boolean option: true or false, nothing else. */
 export function boolean(fn, name, v) {
   if (typeof v !== 'boolean') {
