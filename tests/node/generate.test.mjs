@@ -258,3 +258,22 @@ for (const ak of [simd, scalar]) {
     bert.dispose();
   });
 }
+
+test('sampling: the public steps are generate\'s, and every argument is checked', async () => {
+  const { sampling, AttnkitError } = await import('../../web/attnkit.js');
+  const { samplingDistribution } = await import('../../web/src/models/sampling.js');
+  const logits = new Float32Array([2, 1, 0.5, -1, 3]);
+  assert.deepEqual(sampling.distribution(logits, { temperature: 0.7, topK: 3, topP: 0.9 }),
+    samplingDistribution(logits, { temperature: 0.7, topK: 3, topP: 0.9, minP: 0 }));
+  assert.equal(sampling.argmax([1, 5, 5]), 1);
+  assert.ok(Math.abs(sampling.softmax([0, 0]).reduce((a, b) => a + b) - 1) < 1e-12);
+  assert.deepEqual([sampling.createRng(0).next()], [createRng(0).next()]);
+  assert.equal(sampling.sampleFrom([0, 1, 0], 0.5), 1);
+  const refused = (f, argument) => assert.throws(f, (e) => e instanceof AttnkitError && e.argument === argument, argument);
+  refused(() => sampling.distribution(logits, { temprature: 1 }), 'temprature');
+  refused(() => sampling.distribution(logits, { topP: 0 }), 'topP');
+  refused(() => sampling.distribution('abc'), 'logits');
+  refused(() => sampling.softmax([]), 'scores');
+  refused(() => sampling.sampleFrom([1], 1), 'u');
+  refused(() => sampling.createRng(-1), 'seed');
+});
