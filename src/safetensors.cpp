@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -50,6 +51,49 @@ constexpr DTypeName kDTypes[] = {
     {"BOOL", TensorDType::boolean, 1}, {"U16", TensorDType::u16, 2}, {"U32", TensorDType::u32, 4},
     {"U64", TensorDType::u64, 8},
 };
+
+// The first key that a JSON text nlohmann parsed repeats within one object, as a dotted path
+// ("name.dtype"), or "" when none is. nlohmann keeps the last value of a repeated key, but a header
+// naming a tensor or a field twice is ambiguous (readers may take either), so it is refused.
+std::string repeated_key(const char* text, std::size_t length) {
+  // Per open object or array: its key path and its number in the order of opening. Keys seen are
+  // kept as "number:key" in the parser's own map type (no new code in the loaders module).
+  std::vector<std::string> paths;
+  std::vector<int32_t> numbers;
+  nlohmann::json::object_t seen;
+  std::string key;  // the last key read: a container opened next is its value
+  int32_t opened = 0;
+  const auto join = [](const std::string& a, const std::string& b) { return a.empty() ? b : b.empty() ? a : a + "." + b; };
+  length = strnlen(text, length);  // nlohmann's parse ends at a NUL byte
+  for (std::size_t i = 0; i < length; ++i) {
+    if (text[i] == '{' || text[i] == '[') {
+      paths.push_back(join(paths.empty() ? std::string() : paths.back(), key));
+      numbers.push_back(opened++);
+      key.clear();
+    } else if ((text[i] == '}' || text[i] == ']') && !paths.empty()) {
+      paths.pop_back();
+      numbers.pop_back();
+      key.clear();
+    } else if (text[i] == '"') {
+      const std::size_t begin = i;
+      for (++i; i < length && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;
+      if (i >= length) break;
+      std::size_t after = i + 1;
+      while (after < length && (text[after] == ' ' || text[after] == '\t' || text[after] == '\r' || text[after] == '\n')) ++after;
+      if (after == length || text[after] != ':' || paths.empty()) continue;  // a value, not a key
+      key.assign(text + begin + 1, i - begin - 1);
+      if (key.find('\\') != std::string::npos) {  // escapes: the key as the parser reads it
+        const nlohmann::json decoded = nlohmann::json::parse(text + begin, text + i + 1, nullptr, false);
+        if (decoded.is_string()) key = decoded.get_ref<const std::string&>();
+      }
+      const std::size_t before = seen.size();
+      seen[std::to_string(numbers.back()) + ":" + key];
+      if (seen.size() == before) return join(paths.back(), key);
+    }
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -116,6 +160,8 @@ Status parse_safetensors_header(const char* header, uint64_t header_length, uint
   // Without exceptions: parse errors give a discarded value.
   const nlohmann::json j = nlohmann::json::parse(header, header + n, nullptr, false);
   if (j.is_discarded()) return bad("header", "the header is not valid JSON");
+  const std::string repeated = repeated_key(header, n);
+  if (!repeated.empty()) return bad(repeated, "the header has the key '" + repeated + "' twice");
   if (!j.is_object()) return bad("header", "the header must be a JSON object");
   const uint64_t data_size = file_size - 8 - header_length, data_start = 8 + header_length;
   out = SafetensorsIndex{};
@@ -178,12 +224,24 @@ Status parse_safetensors_header(const char* header, uint64_t header_length, uint
   }
   std::sort(out.tensors.begin(), out.tensors.end(),
             [](const SafetensorsEntry& a, const SafetensorsEntry& b) { return a.begin < b.begin || (a.begin == b.begin && a.end < b.end); });
-  for (std::size_t i = 1; i < out.tensors.size(); ++i) {
-    const auto& p = out.tensors[i - 1];
+  // As Hugging Face's safetensors (Metadata::validate): the tensors tile the data from its first
+  // byte to its last, with no gaps (bytes no tensor owns could hide anything) and nothing after.
+  uint64_t covered = data_start;
+  for (std::size_t i = 0; i < out.tensors.size(); ++i) {
     const auto& q = out.tensors[i];
-    if (q.begin < p.end) {
-      return bad(q.name + ".data_offsets", "tensors '" + p.name + "' and '" + q.name + "' overlap");
+    if (q.begin < covered) {
+      return bad(q.name + ".data_offsets", "tensors '" + out.tensors[i - 1].name + "' and '" + q.name + "' overlap");
     }
+    if (q.begin > covered) {
+      return bad(q.name + ".data_offsets", "tensor '" + q.name + "' starts at byte " + std::to_string(q.begin - data_start) +
+                                               " of the data, leaving a gap after byte " +
+                                               std::to_string(covered - data_start) + " (tensors must be contiguous)");
+    }
+    covered = q.end;
+  }
+  if (covered != file_size) {
+    return bad("bytes", "the tensors cover " + std::to_string(covered - data_start) + " of the " +
+                            std::to_string(data_size) + " bytes of data; a file must end with its last tensor");
   }
   return s;
 }

@@ -45,8 +45,9 @@ constexpr int kMaxJsonDepth = 64;
 // from the file's first 8 bytes; `file_size` is the whole file's size. Checks: N within the limit
 // and the file; valid JSON no deeper than kMaxJsonDepth; every entry with a known dtype (F64, F32,
 // F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL), a shape of non-negative integers and data_offsets [begin, end] inside the data with
-// end - begin = elements x dtype size; no two tensors overlapping; __metadata__ string to string.
-// Errors name the tensor and the field.
+// end - begin = elements x dtype size; the tensors contiguous from the data's first byte to the
+// file's last (no gaps, no overlaps, no trailing bytes: Hugging Face's rule); no JSON key twice in
+// one object; __metadata__ string to string. Errors name the tensor and the field.
 Status parse_safetensors_header(const char* header, uint64_t header_length, uint64_t file_size, SafetensorsIndex& out);
 
 // Checks the 8-byte length prefix against the file size before the header is read.

@@ -1,5 +1,5 @@
 // libFuzzer harness: a .safetensors file's bytes -> prefix check, header validation, and the
-// conversion of every tensor the header admits (which must lie inside the bytes given).
+// conversion of every tensor the header admits (which must tile the data exactly).
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -15,8 +15,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   SafetensorsIndex index;
   if (!parse_safetensors_header(reinterpret_cast<const char*>(data) + 8, header_length, size, index).ok()) return 0;
   std::vector<float> out;
+  uint64_t covered = 8 + header_length;
   for (const auto& t : index.tensors) {
-    if (t.end > size || t.begin > t.end) __builtin_trap();  // the header check promised this
+    // The header check promised these: inside the bytes, in file order, no gap or overlap.
+    if (t.end > size || t.begin > t.end || t.begin != covered) __builtin_trap();
+    covered = t.end;
     if (t.dtype != TensorDType::f16 && t.dtype != TensorDType::bf16 && t.dtype != TensorDType::f32 &&
         t.dtype != TensorDType::f64) {
       continue;  // integer dtypes are copied as they are by the JavaScript loader
@@ -24,6 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     out.resize(t.elements);
     convert_to_float32(out.data(), data + t.begin, t.elements, t.dtype);
   }
+  if (covered != size) __builtin_trap();  // and nothing after the last tensor
   (void)safetensors_index_json(index);
   return 0;
 }

@@ -98,3 +98,25 @@ TEST(Safetensors, RejectsHostileHeaders) {
   EXPECT_TRUE(parse_text(R"({"a": {"dtype": "BF16", "shape": [2, 1], "data_offsets": [0, 4]}})", 4, index).ok());
   EXPECT_TRUE(parse_text(R"({"s": "[[[[\"", "__metadata__": {}})", 0, index).argument == "s");  // brackets in strings don't count
 }
+
+// Hugging Face's safetensors (Metadata::validate) requires the tensors to tile the data: from byte
+// 0, no gaps, nothing after the last. A key named twice is ambiguous (nlohmann keeps the last).
+TEST(Safetensors, RefusesGapsTrailingBytesAndRepeatedKeys) {
+  SafetensorsIndex index;
+  const auto arg = [&](const std::string& header, uint64_t data) { return parse_text(header, data, index).argument; };
+  const std::string a = R"("a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]})";
+  EXPECT_EQ(arg("{" + a + R"(, "b": {"dtype": "F32", "shape": [1], "data_offsets": [8, 12]}})", 12), "b.data_offsets");
+  EXPECT_EQ(arg(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})", 8), "a.data_offsets");  // gap at 0
+  EXPECT_EQ(arg("{" + a + "}", 8), "bytes");                                                                  // 4 bytes after
+  EXPECT_EQ(arg("{}", 1), "bytes");
+  EXPECT_EQ(arg("{" + a + ", " + a + "}", 4), "a");
+  EXPECT_EQ(arg(R"({"a": {"dtype": "F32", "dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})", 4), "a.dtype");
+  EXPECT_EQ(arg(R"({"__metadata__": {"k": "1", "k": "2"}})", 0), "__metadata__.k");
+  EXPECT_EQ(arg(R"({"a\u0062": {}, "ab": {}})", 0), "ab");  // as the parser reads them
+  EXPECT_EQ(arg(std::string("1\0\"a\":{\"", 7), 0), "header");   // nlohmann stops at NUL (a fuzzer find)
+  // Contiguous files pass, empty tensors included, and one key may recur in different objects.
+  EXPECT_EQ(arg("{}", 0), "");
+  EXPECT_EQ(arg("{" + a + R"(, "e": {"dtype": "F32", "shape": [0], "data_offsets": [4, 4]},
+                    "b": {"dtype": "F16", "shape": [2], "data_offsets": [4, 8]}})", 8), "");
+  EXPECT_EQ(index.tensors.size(), 3u);
+}

@@ -81,6 +81,11 @@ for (const ak of [simd, scalar]) {
       [build({ a: t({ shape: [1.5] }) }, 4), 'a.shape', /integers in \[0, 2\^32\]/],
       [build({ a: t({ shape: [0, 2 ** 64 - 1] }) }, 0), 'a.shape', /integers in \[0, 2\^32\]/],
       [build({ __metadata__: { n: 1 } }), '__metadata__.n', /must be strings/],
+      // Hugging Face's rule: tensors tile the data (no gap, nothing after), and no key twice.
+      [build({ a: t(), b: t({ data_offsets: [8, 12] }) }, 12), 'b.data_offsets', /leaving a gap after byte 4/],
+      [build({ a: t() }, 8), 'bytes', /cover 4 of the 8 bytes of data/],
+      [build(null, 4, `{"a": ${JSON.stringify(t())}, "a": ${JSON.stringify(t())}}`), 'a', /the key 'a' twice/],
+      [build(null, 4, `{"a": {"dtype": "F32", "dtype": "F16", "shape": [1], "data_offsets": [0, 4]}}`), 'a.dtype', /twice/],
     ];
     const failAll = async () => {
       for (const [bytes, argument, message] of cases) {

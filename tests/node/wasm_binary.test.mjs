@@ -50,9 +50,11 @@ test('the loaders module (file formats) contains no SIMD128 instruction', () => 
 // file read only and carries every tokenizer (SentencePiece's model and pipeline since issue 19,
 // compiled -O3 for speed, and the Unicode tables of the text steps; 184 KB before): 430 KB, and
 // since the Split regex engine and the Unicode general categories and scripts it needs (419 -> 493
-// KB; 173 -> 206 KB gzipped) 500 KB.
+// KB; 173 -> 206 KB gzipped) 500 KB, and since issue 33's parser checks (WordPiece's hashed search,
+// the Sequence cap, safetensors' contiguity and repeated keys, rope_scaling by key: 498.2 -> 502.9
+// KB) 504 KB.
 test('each .wasm stays within its size budget', () => {
-  for (const [name, kb] of [['simd', 200], ['scalar', 200], ['loaders', 500]]) {
+  for (const [name, kb] of [['simd', 200], ['scalar', 200], ['loaders', 504]]) {
     const size = fs.statSync(wasm(name)).size;
     assert.ok(size <= kb * 1024, `attnkit-${name}.wasm is ${size} bytes, over ${kb} KB`);
   }
