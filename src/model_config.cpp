@@ -148,25 +148,36 @@ Status rope_scaling(const json& r, double max_positions, json& out, json& unknow
   if (t != "linear" && t != "dynamic" && t != "yarn" && t != "llama3") {
     return bad("rope_scaling.rope_type", "rope_scaling type \"" + t + "\" is not supported (supported: default, linear, dynamic, yarn, llama3)");
   }
-  static const std::pair<const char*, const char*> names[] = {
-      {"factor", "factor"},
-      {"original_max_position_embeddings", "originalMaxPositions"},
-      {"low_freq_factor", "lowFreqFactor"},
-      {"high_freq_factor", "highFreqFactor"},
-      {"beta_fast", "betaFast"},
-      {"beta_slow", "betaSlow"},
-      {"attention_factor", "attentionFactor"},
-      {"mscale", "mscale"},
-      {"mscale_all_dim", "mscaleAllDim"},
+  // Each setting with the least value the rotary options take (check_rotary in rotary.cpp), checked
+  // here so that a bad one is named by its config.json key, not by the options' name.
+  static const struct {
+    const char *hf, *ours;
+    double least;
+  } names[] = {
+      {"factor", "factor", 1},
+      {"original_max_position_embeddings", "originalMaxPositions", 1},
+      {"low_freq_factor", "lowFreqFactor", 0},
+      {"high_freq_factor", "highFreqFactor", 0},
+      {"beta_fast", "betaFast", 1e-9},
+      {"beta_slow", "betaSlow", 1e-9},
+      {"attention_factor", "attentionFactor", 0},
+      {"mscale", "mscale", 0},
+      {"mscale_all_dim", "mscaleAllDim", 0},
   };
   out = json::object();
   out["type"] = t;
   for (const auto& [k, v] : r.items()) {
     if (k == "rope_type" || k == "type") continue;
     bool known = false;
-    for (const auto& [hf, ours] : names)
+    for (const auto& [hf, ours, least] : names)
       if (k == hf) {
-        if (!v.is_number()) return bad("rope_scaling." + k, "'rope_scaling." + k + "' must be a number, got " + v.dump());
+        const std::string key = "rope_scaling." + k;
+        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < least) {
+          return bad(key, "'" + key + "' must be a finite number >= " + show_number(least) + ", got " + v.dump());
+        }
+        if (k == "original_max_position_embeddings" && (std::floor(v.get<double>()) != v.get<double>() || v.get<double>() > (1 << 24))) {
+          return bad(key, "'" + key + "' must be an integer in [1, 16777216], got " + v.dump());
+        }
         out[ours] = v, known = true;
       }
     if (k == "truncate") {
@@ -176,6 +187,14 @@ Status rope_scaling(const json& r, double max_positions, json& out, json& unknow
     if (!known) unknown.push_back("rope_scaling." + k);
   }
   if (!out.contains("factor")) return bad("rope_scaling.factor", "rope_scaling type \"" + t + "\" needs a factor");
+  if (t == "llama3") {  // the rotary options' defaults when absent
+    const double low = out.value("lowFreqFactor", 1.0), high = out.value("highFreqFactor", 4.0);
+    if (!(low > 0)) return bad("rope_scaling.low_freq_factor", "'rope_scaling.low_freq_factor' must be above 0, got " + show_number(low));
+    if (!(high > low)) {
+      return bad("rope_scaling.high_freq_factor", "'rope_scaling.high_freq_factor' (" + show_number(high) +
+                                                      ") must be above low_freq_factor (" + show_number(low) + ")");
+    }
+  }
   // Hugging Face falls back on max_position_embeddings for the pre-scaling context length.
   if (!out.contains("originalMaxPositions") && t != "linear") out["originalMaxPositions"] = max_positions;
   return Status::success();
@@ -265,7 +284,7 @@ Status llama(Reader& r, const json& j, json& spec) {
   if (s.ok()) s = r.size({"intermediate_size"}, ffn);
   if (s.ok()) s = r.optional_integer("max_position_embeddings", positions, 2048, 1);
   if (s.ok()) s = r.number("rms_norm_eps", eps, 1e-6, 0, 1);
-  if (s.ok()) s = r.number("rope_theta", theta, 10000, 1e-6, 1e30);
+  if (s.ok()) s = r.number("rope_theta", theta, 10000, 1.0000001, 1e30);  // the rotary options' least base
   if (s.ok()) s = r.optional_integer("pretraining_tp", tp, 1, 1);  // a training-time split: no effect on the math
   bool attention_bias = false, mlp_bias = false;
   std::string act;
@@ -274,12 +293,17 @@ Status llama(Reader& r, const json& j, json& spec) {
   if (s.ok()) s = r.string("hidden_act", act, "silu");
   if (s.ok()) s = activation_name("hidden_act", act, act);
   if (!s.ok()) return s;
+  const bool head_dim_given = head_dim != 0;
   if (head_dim == 0) {
     if (std::fmod(dim, heads) != 0) {
       return bad("num_attention_heads", "hidden_size (" + show_number(dim) +
                                             ") must be divisible by num_attention_heads (" + show_number(heads) + ")");
     }
     head_dim = dim / heads;
+  }
+  if (head_dim < 2 || std::fmod(head_dim, 2) != 0) {  // RoPE turns pairs of dims
+    return bad(head_dim_given ? "head_dim" : "num_attention_heads",
+               "the head dim (" + show_number(head_dim) + ") must be even for rotary embeddings");
   }
   if (std::fmod(heads, kv) != 0) {
     return bad("num_key_value_heads", "num_attention_heads (" + show_number(heads) +

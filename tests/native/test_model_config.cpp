@@ -125,6 +125,44 @@ TEST(ModelConfig, RejectsUnsupportedSettingsByName) {
   longrope["rope_scaling"] = {{"rope_type", "longrope"}, {"factor", 2}};
   EXPECT_EQ(error_of(longrope), "rope_scaling.rope_type");
 
+  // Issue 33: every rope_scaling setting is checked here, by its config.json key (a factor of 0
+  // passed and was refused later as 'scaling.factor'); the values the rotary options take pass.
+  json llama3 = llama;
+  llama3["num_key_value_heads"] = 2;
+  llama3["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                            {"original_max_position_embeddings", 8192}};
+  EXPECT_EQ(spec_of(llama3)["layer"]["rotary"]["scaling"]["factor"], 8.0);
+  const auto rope = [&](const char* key, const json& v) {
+    json c = llama3;
+    c["rope_scaling"][key] = v;
+    return error_of(c);
+  };
+  for (const json& v : {json(0), json(-2), json(0.5), json("2"), json(nullptr)}) EXPECT_EQ(rope("factor", v), "rope_scaling.factor") << v;
+  EXPECT_EQ(rope("original_max_position_embeddings", 0), "rope_scaling.original_max_position_embeddings");
+  EXPECT_EQ(rope("original_max_position_embeddings", 8192.5), "rope_scaling.original_max_position_embeddings");
+  EXPECT_EQ(rope("low_freq_factor", 0), "rope_scaling.low_freq_factor");
+  EXPECT_EQ(rope("low_freq_factor", -1), "rope_scaling.low_freq_factor");
+  EXPECT_EQ(rope("high_freq_factor", 0.5), "rope_scaling.high_freq_factor");  // not above low_freq_factor
+  EXPECT_EQ(rope("high_freq_factor", -4), "rope_scaling.high_freq_factor");
+  // The other RoPE settings the rotary options would refuse: the base, and an odd head dim.
+  llama3["rope_theta"] = 1;
+  EXPECT_EQ(error_of(llama3), "rope_theta");
+  llama3.erase("rope_theta");
+  llama3["head_dim"] = 3;
+  EXPECT_EQ(error_of(llama3), "head_dim");
+  llama3.erase("head_dim");
+  llama3["hidden_size"] = 12;
+  llama3["num_attention_heads"] = 4;  // 3 each
+  EXPECT_EQ(error_of(llama3), "num_attention_heads");
+  llama3["hidden_size"] = 8;
+  for (const char* key : {"beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim"}) {
+    json c = llama3;
+    c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {key, -1}};
+    EXPECT_EQ(error_of(c), std::string("rope_scaling.") + key);
+    c["rope_scaling"][key] = 1.0;
+    EXPECT_EQ(spec_of(c)["layer"]["rotary"]["scaling"]["type"], "yarn") << key;
+  }
+
   json spec;
   EXPECT_EQ(spec_of("{\"model_type\": ", spec).argument, "config");
   EXPECT_EQ(spec_of("[1]", spec).argument, "config");
