@@ -466,6 +466,24 @@ ATTNKIT_FOR_SIZE Status unsupported_bpe_options(const json& m) {
   return Status::success();
 }
 
+// The steps one normalizer, pre-tokenizer, decoder or post-processor may chain: Sequence items,
+// those of nested Sequences included. Each is a pass over every text (10 000 Digits took 10 s on
+// 10 KB); real files chain a handful (Llama 3's and Qwen 2's fewer than 5, T5's and ALBERT's 7).
+constexpr std::size_t kMaxSteps = 64;
+
+// Counts the items of the Sequence `n` (in n[list_key]) and of the Sequences nested in it into
+// `count`; past kMaxSteps, the error names the first item over. Types are checked later.
+ATTNKIT_FOR_SIZE Status count_steps(const json& n, const char* list_key, const std::string& where, std::size_t& count) {
+  const json* list = n.is_object() && type_of(n) == "Sequence" ? field(n, list_key) : nullptr;
+  for (std::size_t i = 0; list && list->is_array() && i < list->size(); ++i) {
+    const std::string at = where + "." + list_key + "[" + std::to_string(i) + "]";
+    if (++count > kMaxSteps) return bad(at, at + ": more than " + std::to_string(kMaxSteps) + " steps (nested Sequences count)");
+    Status s = count_steps((*list)[i], list_key, at, count);
+    if (!s.ok()) return s;
+  }
+  return Status::success();
+}
+
 // A "Sequence" normalizer or pre-tokenizer: `one` on each item of j[key], in order.
 template <class One>
 Status sequence(const json& j, const char* key, const std::string& where, json& steps, One one) {
@@ -1079,15 +1097,40 @@ ATTNKIT_FOR_SIZE Status padding_settings(const json& j, int32_t size, json& sett
   return Status::success();
 }
 
+// FNV-1a over bytes, continuing from state h: WordPiece hashes all the pieces from a position in
+// one pass.
+constexpr uint64_t kFnvBasis = 14695981039346656037ull;
+ATTNKIT_FOR_SIZE uint64_t fnv1a(uint64_t h, const char* bytes, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(bytes[i])) * 1099511628211ull;
+  return h;
+}
+
+// A set of hashes by open addressing (0 marks an empty slot, so hashes are stored with bit 0 set),
+// sized for `count` of them; `has` may say yes to a string that only shares a hash.
+ATTNKIT_FOR_SIZE void hash_set_init(std::vector<uint64_t>& set, std::size_t count) {
+  std::size_t size = 2;
+  while (size < 2 * count) size *= 2;
+  set = std::vector<uint64_t>(size);
+}
+ATTNKIT_FOR_SIZE void hash_set_insert(std::vector<uint64_t>& set, uint64_t h) {
+  h |= 1;
+  std::size_t slot = h & (set.size() - 1);
+  while (set[slot] != 0 && set[slot] != h) slot = (slot + 1) & (set.size() - 1);
+  set[slot] = h;
+}
+bool hash_set_has(const std::vector<uint64_t>& set, uint64_t h) {
+  h |= 1;
+  for (std::size_t slot = h & (set.size() - 1); set[slot] != 0; slot = (slot + 1) & (set.size() - 1))
+    if (set[slot] == h) return true;
+  return false;
+}
+
 }  // namespace
 
 Status Tokenizer::finish(TokenizerModel model, nlohmann::json& settings) {
   model_ = model;
   int32_t max_id = -1;
-  for (const auto& [t, id] : vocab_) {
-    max_id = std::max(max_id, id);
-    longest_token_ = std::max(longest_token_, t.size());
-  }
+  for (const auto& [t, id] : vocab_) max_id = std::max(max_id, id);
   const int64_t limit = id_limit(vocab_.size());
   if (max_id >= limit) {
     return bad("vocab", "the vocabulary has " + std::to_string(vocab_.size()) + " tokens but uses id " +
@@ -1096,6 +1139,7 @@ Status Tokenizer::finish(TokenizerModel model, nlohmann::json& settings) {
   }
   tokens_.assign(static_cast<std::size_t>(max_id + 1), std::string());
   for (const auto& [t, id] : vocab_) tokens_[id] = t;
+  if (model == TokenizerModel::wordpiece) hash_tokens();
   settings["unkId"] = unk_;
   settings["continuingSubwordPrefix"] = model == TokenizerModel::wordpiece ? prefix_ : std::string();
   settings["vocab"] = tokens_;
@@ -1166,6 +1210,12 @@ Status Tokenizer::from_tokenizer_json(const char* text, std::size_t length, std:
   }
   const json* m = field(j, "model");
   if (!m || !m->is_object()) return bad("model", "tokenizer.json must be an object with a \"model\"");
+  for (const auto& [key, list_key] : {std::pair{"normalizer", "normalizers"}, std::pair{"pre_tokenizer", "pretokenizers"},
+                                      std::pair{"decoder", "decoders"}, std::pair{"post_processor", "processors"}}) {
+    std::size_t count = 0;
+    if (const json* step = field(j, key)) s = count_steps(*step, list_key, key, count);
+    if (!s.ok()) return s;
+  }
   std::unique_ptr<Tokenizer> t(new Tokenizer());
   if (!t) return Status::error(Code::out_of_memory, "tokenizer", "could not allocate the tokenizer");
   std::string type = type_of(*m);
@@ -1503,42 +1553,63 @@ Status Tokenizer::remember(const std::string& word, int32_t index, std::vector<s
   return Status::success();
 }
 
+ATTNKIT_FOR_SIZE void Tokenizer::hash_tokens() {
+  std::size_t long_bytes = 0;
+  for (const auto& [t, id] : vocab_) {
+    longest_token_ = std::max(longest_token_, t.size());
+    if (t.size() > kShortPiece) long_bytes += t.size() - kShortPiece;
+  }
+  hash_set_init(token_hashes_, vocab_.size());
+  hash_set_init(long_prefix_hashes_, long_bytes);
+  for (const auto& [t, id] : vocab_) {
+    uint64_t h = kFnvBasis;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (i >= kShortPiece) hash_set_insert(long_prefix_hashes_, h);  // t's first i bytes
+      h = fnv1a(h, t.data() + i, 1);
+    }
+    hash_set_insert(token_hashes_, h);
+  }
+  prefix_hash_ = fnv1a(kFnvBasis, prefix_.data(), prefix_.size());
+}
+
 Status Tokenizer::wordpiece(const std::string& word, int32_t index, std::vector<int32_t>& out) {
   // Words repeat (Zipf): the pieces of short words are cached as BPE's are.
   auto cached = cache_.find(word);
   if (cached == cache_.end()) {
-    std::vector<std::size_t> bounds;  // char starts, then the end
-    for (std::size_t i = 0; i < word.size(); i += utf8::lead_length(static_cast<unsigned char>(word[i]))) bounds.push_back(i);
-    bounds.push_back(word.size());
-    const std::size_t chars = bounds.size() - 1;
+    // Hugging Face's greedy longest match first, the continuing prefix before every piece but the
+    // first; a word with a start where no token is, or of more than max_chars_ characters, is one
+    // unknown token. From each start, one pass hashes the candidates (pieces ending on a
+    // character; see kShortPiece), then the longest whose hash is a token's is looked up.
+    std::size_t chars = 0;
+    for (std::size_t i = 0; i < word.size(); i += utf8::lead_length(static_cast<unsigned char>(word[i]))) ++chars;
     std::vector<std::pair<int32_t, int32_t>> pieces;
-    std::size_t start = 0;
-    if (chars <= max_chars_) {
-      std::string piece;
-      while (start < chars) {
-        // No piece is longer than the longest token: start the search there (bounds the work per
-        // word by chars x longest token instead of chars^2).
-        const std::size_t room = longest_token_ + 1;
-        std::size_t end = start;
-        while (end < chars && bounds[end + 1] - bounds[start] <= room) ++end;
-        int32_t found = -1;
-        for (; end > start; --end) {
-          piece.assign(start > 0 ? prefix_ : std::string());
-          piece.append(word, bounds[start], bounds[end] - bounds[start]);
-          const auto it = vocab_.find(piece);
-          if (it != vocab_.end()) {
-            found = it->second;
-            break;
-          }
-        }
-        if (found < 0) break;
-        pieces.emplace_back(found, static_cast<int32_t>(bounds[end]));
-        start = end;
+    std::vector<std::pair<std::size_t, uint64_t>> candidates;  // (end, hash of the piece up to it)
+    std::string piece;
+    bool known = chars <= max_chars_;
+    for (std::size_t start = 0; known && start < word.size();) {
+      const std::string_view before = start > 0 ? std::string_view(prefix_) : std::string_view();
+      uint64_t h = start > 0 ? prefix_hash_ : kFnvBasis;
+      candidates.clear();
+      for (std::size_t i = start; i < word.size();) {
+        const std::size_t n = std::min(utf8::lead_length(static_cast<unsigned char>(word[i])), word.size() - i);
+        h = fnv1a(h, word.data() + i, n);
+        i += n;
+        candidates.emplace_back(i, h);
+        const std::size_t length = before.size() + (i - start);
+        if (length >= longest_token_ || (length >= kShortPiece && !hash_set_has(long_prefix_hashes_, h))) break;
+      }
+      known = false;
+      for (auto c = candidates.rbegin(); c != candidates.rend() && !known; ++c) {
+        if (!hash_set_has(token_hashes_, c->second)) continue;
+        piece.assign(before).append(word, start, c->first - start);
+        const auto it = vocab_.find(piece);
+        if (it == vocab_.end()) continue;  // another string with the same hash
+        pieces.emplace_back(it->second, static_cast<int32_t>(c->first));
+        start = c->first;
+        known = true;
       }
     }
-    if (start != chars || chars > max_chars_) {  // the whole word is unknown
-      pieces.assign(1, {unk_, static_cast<int32_t>(word.size())});
-    }
+    if (!known) pieces.assign(1, {unk_, static_cast<int32_t>(word.size())});
     return remember(word, index, std::move(pieces), out);
   }
   for (const auto& [id, end] : cached->second) out.insert(out.end(), {id, index, end});
@@ -1566,10 +1637,10 @@ Status Tokenizer::bpe(const std::string& word, int32_t index, std::vector<int32_
       const std::size_t n = std::min(utf8::lead_length(static_cast<unsigned char>(word[i])), word.size() - i);
       const auto it = vocab_.find(word.substr(i, n));
       int32_t id = it == vocab_.end() ? unk_ : it->second;
-      if (id < 0) {
-        return bad("text", "the symbol '" + word.substr(i, n) + "' is not in the BPE vocabulary and the model has no unk_token");
-      }
       i += n;
+      // Unknown and no unk_token: dropped before the merges, as Hugging Face's merge_word does (its
+      // neighbours may then merge; transformers.js drops it after the merges instead).
+      if (id < 0) continue;
       if (fuse_unk_ && it == vocab_.end() && !sym.empty() && sym.back().id == unk_) {
         sym.back().end = static_cast<int32_t>(i);
         continue;

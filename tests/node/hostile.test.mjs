@@ -140,6 +140,38 @@ for (const ak of await backends()) {
     before.dispose();
   });
 
+  test(`${ak.backend}: issue 33: WordPiece beside a long token, BPE without unk_token, long Sequences, rope_scaling keys`, async () => {
+    // A 4 000-character word with max_input_chars_per_word 1e6 beside a 1 500-byte token (the old
+    // search hashed every candidate up to it from each position: seconds).
+    const vocab = { '[UNK]': 0, a: 1, b: 2, '##a': 3, '##b': 4, [`${'a'.repeat(1500)}b`]: 5 };
+    const wordpiece = await ak.Tokenizer.fromJSON({ model: { type: 'WordPiece', vocab, max_input_chars_per_word: 1e6 } });
+    const start = performance.now();
+    const ids = wordpiece.encode('ab'.repeat(2000)).inputIds.data;
+    assert.ok(performance.now() - start < 500, `${performance.now() - start} ms`);
+    assert.deepEqual(Array.from(ids.subarray(0, 4)), [1, 4, 3, 4]);
+    assert.equal(ids.length, 4000);
+    wordpiece.dispose();
+    // BPE without unk_token: an unknown symbol is dropped before the merges (Hugging Face's
+    // merge_word), where the whole encode used to fail.
+    const bpe = await ak.Tokenizer.fromJSON({ model: { type: 'BPE', vocab: { a: 0, b: 1, ab: 2 }, merges: ['a b'] } });
+    assert.deepEqual(Array.from(bpe.encode('axb').inputIds.data), [2]);
+    assert.deepEqual(Array.from(bpe.encode('x').inputIds.data), []);
+    bpe.dispose();
+    // A Sequence chains at most 64 steps (nested ones counted), refused by path before any text.
+    const digits = { model: GOOD_TOKENIZER.model, pre_tokenizer: { type: 'Sequence', pretokenizers: Array(10000).fill({ type: 'Digits' }) } };
+    await assert.rejects(ak.Tokenizer.fromJSON(digits), (e) => isCoded(e) && e.argument === 'pre_tokenizer.pretokenizers[64]');
+    // rope_scaling values are named by their config.json key (a factor of 0 was refused later, as 'scaling.factor').
+    const dir = path.join(ROOT, 'tests/fixtures/models/llama-tiny-bf16');
+    const config = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
+    for (const [key, value] of [['factor', 0], ['factor', -1], ['low_freq_factor', 0], ['beta_fast', -1]]) {
+      const rope = { ...config, rope_scaling: { rope_type: 'llama3', factor: 2, high_freq_factor: 4, [key]: value } };
+      await assert.rejects(ak.modelSpec(rope), (e) => isCoded(e) && e.argument === `rope_scaling.${key}`, key);
+    }
+    const weights = (await ak.loadSafetensors(new Uint8Array(fs.readFileSync(path.join(dir, 'model.safetensors'))))).tensors;
+    await assert.rejects(ak.Model.fromPretrained({ config: { ...config, rope_scaling: { type: 'linear', factor: 0 } }, weights }),
+      (e) => isCoded(e) && e.argument === 'rope_scaling.factor');
+  });
+
   test(`${ak.backend}: file-given names are plain keys, and size products are bounded`, async () => {
     // A .safetensors whose tensors are named like Object.prototype's members.
     // (written as text: an object literal's __proto__ key would set the prototype instead)
