@@ -468,7 +468,8 @@ ATTNKIT_FOR_SIZE Status unsupported_bpe_options(const json& m) {
 
 // The steps one normalizer, pre-tokenizer, decoder or post-processor may chain: Sequence items,
 // those of nested Sequences included. Each is a pass over every text (10 000 Digits took 10 s on
-// 10 KB); real files chain a handful (Llama 3's and Qwen 2's fewer than 5, T5's and ALBERT's 7).
+// 10 KB); real files chain a handful (Llama 3's and Qwen 2's pre-tokenizers 2, Llama 2's decoder
+// 4, ALBERT's normalizer up to 7).
 constexpr std::size_t kMaxSteps = 64;
 
 // Counts the items of the Sequence `n` (in n[list_key]) and of the Sequences nested in it into
