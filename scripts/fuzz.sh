@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `npm run fuzz [-- SECONDS [TARGET...]]`: builds the libFuzzer harnesses of tests/fuzz with clang,
+# `npm run fuzz [-- SECONDS [TARGET...]]` (targets: the C++ harnesses' names, and js): builds the
+# libFuzzer harnesses of tests/fuzz with clang,
 # ASan and UBSan (build/fuzz), then runs each target for SECONDS (default 180; FUZZ_SECONDS too)
 # from its committed seeds (tests/fuzz/seeds/TARGET). New inputs go to build/fuzz/corpus/TARGET;
 # a crash is written to build/fuzz/crash-* and fails the run.
@@ -8,13 +9,15 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 seconds=${1:-${FUZZ_SECONDS:-180}}
 shift || true
-targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors tokenizer sentencepiece config attention regex)
+explicit=("$@")
+targets=()
+for t in "${explicit[@]}"; do [ "$t" = js ] || targets+=("$t"); done
+[ ${#explicit[@]} -gt 0 ] || targets=(safetensors tokenizer sentencepiece config attention regex)
 jobs=$(nproc 2>/dev/null || echo 2)
 # build/fuzz is shared with the sanitizer suite (scripts/sanitize.sh): one clang build, two uses.
 [ -f build/fuzz/CMakeCache.txt ] || CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DATTNKIT_FUZZ=ON >/dev/null
-cmake --build build/fuzz -j"$jobs" --target $(printf 'fuzz_%s ' "${targets[@]}")
+[ ${#targets[@]} -eq 0 ] || cmake --build build/fuzz -j"$jobs" --target $(printf 'fuzz_%s ' "${targets[@]}")
 for t in "${targets[@]}"; do
   mkdir -p "build/fuzz/corpus/$t"
   echo "== fuzz_$t for ${seconds}s"
@@ -30,3 +33,10 @@ for t in "${targets[@]}"; do
     exit 1
   fi
 done
+# The JavaScript side (tokenizer steps, added tokens, padding, loaders through the public API),
+# which the C++ harnesses cannot reach; a finding's inputs go to build/fuzz/js-finding-*.json.
+# (npm test runs it as a node test instead: FUZZ_JS=0 here.)
+if { [ ${#explicit[@]} -eq 0 ] && [ "${FUZZ_JS:-1}" != 0 ]; } || [[ " ${explicit[*]} " == *" js "* ]]; then
+  echo "== fuzz_js for ${seconds}s"
+  node tests/fuzz/fuzz_js.mjs "$seconds" "${FUZZ_SEED:-$((RANDOM * 32768 + RANDOM))}"
+fi

@@ -11,6 +11,6 @@ echo "== native (ctest)"
 ctest --test-dir build/native --output-on-failure -j2
 echo "== native with ASan + UBSan (ctest), and each fuzzer for a short run"
 bash scripts/sanitize.sh
-bash scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
+FUZZ_JS=0 bash scripts/fuzz.sh "${FUZZ_SECONDS:-10}"  # the JavaScript fuzzer runs below, as tests/node/js_fuzz.test.mjs
 echo "== wasm in Node and in Chromium (node --test)"
 node --test --test-concurrency=1 tests/node/ tests/browser/

@@ -808,6 +808,11 @@ ATTNKIT_FOR_SIZE Status post_template(const json& p, const std::unordered_map<st
           std::string seq;
           s = text_field(*sq, "id", "A", pat + ".Sequence", seq);
           if (s.ok() && seq != "A" && seq != "B") s = bad(pat + ".Sequence.id", pat + ".Sequence.id must be \"A\" or \"B\"");
+          // One text has no second sequence (Hugging Face's apply_template would index past its one
+          // encoding): the single template holds A only.
+          if (s.ok() && seq == "B" && std::string(which) == "single") {
+            s = bad(pat + ".Sequence.id", pat + ": the single template has only sequence \"A\"");
+          }
           if (!s.ok()) return s;
           items.push_back({{"sequence", seq == "B" ? 1 : 0}, {"typeId", type_id}});
         }

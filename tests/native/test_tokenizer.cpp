@@ -141,6 +141,9 @@ TEST(Tokenizer, HostileIdsAndTypesAreCodedErrors) {
             "post_processor.single[0].SpecialToken.id");
   EXPECT_EQ(load_error(with(R"("post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"[CLS]","type_id":"x"}}],"pair":[]})")),
             "post_processor.single[0].type_id");
+  // A single template that names sequence B (the JS fuzzer's find: encode read a missing pair).
+  EXPECT_EQ(load_error(with(R"("post_processor":{"type":"TemplateProcessing","single":[{"Sequence":{"id":"A","type_id":0}},{"Sequence":{"id":"B","type_id":0}}],"pair":[]})")),
+            "post_processor.single[1].Sequence.id");
   EXPECT_EQ(load_error(with(R"("padding":{"pad_id":0,"pad_type_id":"x"})")), "padding.pad_type_id");
   EXPECT_EQ(load_error(with(R"("padding":{"pad_id":3000000000})")), "padding.pad_id");
   // Ids a post-processor emits must have a row in the model.
