@@ -1,6 +1,6 @@
 // Does keeping weights in half precision speed up decoding's matrix-vector products in wasm SIMD128?
 // The LM head of bench/generate.mjs (50257 x 256, out_in layout, one row of x) three ways: float32
-// rows (as src/simd/linear.cpp's dot_row), F16 rows widened in registers (finite values: magnitude
+// rows (as src/ops/simd/linear.cpp's dot_row), F16 rows widened in registers (finite values: magnitude
 // bits << 13 times 2^112, sign or'ed), BF16 rows widened (zero-extend, << 16). SIMD128 has no
 // half-precision conversion, so F16 costs 7 integer/float operations per 4 weights.
 // Not part of the build (docs/performance.md, "Generation", quotes its figures):

@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "attnkit/attention.hpp"
+#include "attnkit/ops/attention.hpp"
 
 using namespace attnkit;
 

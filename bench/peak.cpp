@@ -3,7 +3,7 @@
 // GFLOP/s are compared with. flops = iterations * kChains * lanes * 2.
 #include <cstdint>
 
-#include "attnkit/simd_arch.hpp"
+#include "attnkit/core/simd_arch.hpp"
 
 namespace {
 constexpr int kChains = 12;  // enough independent chains to cover the multiply + add latency

@@ -11,21 +11,21 @@
 #include <string>
 #include <vector>
 
-#include "attnkit/activation.hpp"
-#include "attnkit/alibi.hpp"
-#include "attnkit/decoder_layer.hpp"
-#include "attnkit/encoder_layer.hpp"
-#include "attnkit/attention.hpp"
-#include "attnkit/embedding.hpp"
-#include "attnkit/embeddings.hpp"
-#include "attnkit/norm.hpp"
-#include "attnkit/linear.hpp"
-#include "attnkit/parallel.hpp"
-#include "attnkit/mask.hpp"
-#include "attnkit/multi_head_attention.hpp"
-#include "attnkit/positional.hpp"
-#include "attnkit/rotary.hpp"
-#include "attnkit/status.hpp"
+#include "attnkit/ops/activation.hpp"
+#include "attnkit/ops/alibi.hpp"
+#include "attnkit/nn/decoder_layer.hpp"
+#include "attnkit/nn/encoder_layer.hpp"
+#include "attnkit/ops/attention.hpp"
+#include "attnkit/ops/embedding.hpp"
+#include "attnkit/nn/embeddings.hpp"
+#include "attnkit/ops/norm.hpp"
+#include "attnkit/ops/linear.hpp"
+#include "attnkit/core/parallel.hpp"
+#include "attnkit/ops/mask.hpp"
+#include "attnkit/nn/multi_head_attention.hpp"
+#include "attnkit/ops/positional.hpp"
+#include "attnkit/ops/rotary.hpp"
+#include "attnkit/core/status.hpp"
 #include "raw.hpp"
 
 using namespace attnkit;
@@ -579,7 +579,7 @@ void decoder_reset_cache(double handle) {
 }
 void decoder_free(double handle) { g_decoders.free(handle); }
 
-// The kernels' thread count (attnkit/parallel.hpp): starts the pool's threads once, at load. In a
+// The kernels' thread count (attnkit/core/parallel.hpp): starts the pool's threads once, at load. In a
 // build without threads only 1 is accepted.
 int set_threads_raw(uintptr_t, double n) {
   Status s = set_thread_count(n);

@@ -4,11 +4,11 @@
 #include <cstring>
 #include <string>
 
-#include "attnkit/model_config.hpp"
-#include "attnkit/safetensors.hpp"
-#include "attnkit/sentencepiece.hpp"
-#include "attnkit/tokenizer.hpp"
-#include "attnkit/utf8.hpp"
+#include "attnkit/models/model_config.hpp"
+#include "attnkit/formats/safetensors.hpp"
+#include "attnkit/text/sentencepiece.hpp"
+#include "attnkit/text/tokenizer.hpp"
+#include "attnkit/text/utf8.hpp"
 #include "raw.hpp"
 
 using namespace attnkit;

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "attnkit/status.hpp"
+#include "attnkit/core/status.hpp"
 
 namespace attnkit_raw {
 

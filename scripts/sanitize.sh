@@ -12,6 +12,6 @@ test "${PIPESTATUS[0]}" -eq 0
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build/fuzz --output-on-failure -j2
 # The worker pool under ThreadSanitizer (a data race fails the run).
 mkdir -p build/tsan
-clang++ -std=c++17 -O1 -g -fsanitize=thread -DATTNKIT_THREADS=1 -Isrc tests/tsan/pool.cpp src/parallel.cpp src/status.cpp \
+clang++ -std=c++17 -O1 -g -fsanitize=thread -DATTNKIT_THREADS=1 -Isrc tests/tsan/pool.cpp src/core/parallel.cpp src/core/status.cpp \
   -o build/tsan/pool
 TSAN_OPTIONS=halt_on_error=1 build/tsan/pool

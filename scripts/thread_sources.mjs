@@ -5,7 +5,7 @@
 // worker has imported the glue and instantiated the module (in Node ~40 ms for one worker, three
 // times the single-thread cold start). Nothing needs them loaded: a thread created meanwhile
 // starts when its worker is ready (spawnThread's runPthread), and the kernels never wait for a
-// thread that has not started (src/parallel.cpp), so the first calls run on the caller alone.
+// thread that has not started (src/core/parallel.cpp), so the first calls run on the caller alone.
 // The patch must apply exactly once, or the build fails.
 //
 // Then:

@@ -10,10 +10,10 @@
 #include <limits>
 #include <vector>
 
-#include "attnkit/activation.hpp"
-#include "attnkit/attention.hpp"
-#include "attnkit/linear.hpp"
-#include "attnkit/norm.hpp"
+#include "attnkit/ops/activation.hpp"
+#include "attnkit/ops/attention.hpp"
+#include "attnkit/ops/linear.hpp"
+#include "attnkit/ops/norm.hpp"
 
 namespace {
 

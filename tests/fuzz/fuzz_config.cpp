@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "attnkit/model_config.hpp"
+#include "attnkit/models/model_config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   std::string spec;

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "attnkit/regex.hpp"
-#include "attnkit/utf8.hpp"
+#include "attnkit/text/regex.hpp"
+#include "attnkit/text/utf8.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const auto* zero = static_cast<const uint8_t*>(std::memchr(data, 0, size));

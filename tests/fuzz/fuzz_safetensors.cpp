@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "attnkit/safetensors.hpp"
+#include "attnkit/formats/safetensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   using namespace attnkit;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "attnkit/sentencepiece.hpp"
+#include "attnkit/text/sentencepiece.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   using namespace attnkit;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "attnkit/tokenizer.hpp"
+#include "attnkit/text/tokenizer.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   using namespace attnkit;

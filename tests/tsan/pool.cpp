@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "attnkit/parallel.hpp"
+#include "attnkit/core/parallel.hpp"
 
 int main() {
   using namespace attnkit;

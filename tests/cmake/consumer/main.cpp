@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "attnkit/positional.hpp"
-#include "attnkit/sentencepiece.hpp"
+#include "attnkit/ops/positional.hpp"
+#include "attnkit/text/sentencepiece.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2) return 2;

@@ -1,0 +1,383 @@
+#include "attnkit/models/model_config.hpp"
+
+#include <cmath>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "attnkit/formats/safetensors.hpp"  // check_json_text
+
+namespace attnkit {
+
+namespace {
+
+using json = nlohmann::json;
+
+Status bad(const std::string& key, const std::string& message) {
+  return Status::error(Code::invalid_argument, key, "config.json: " + message);
+}
+
+// Settings that exist in PretrainedConfig or these families and change nothing in a forward pass
+// of the base model (training, generation, heads, bookkeeping).
+const std::set<std::string>& ignorable() {
+  static const std::set<std::string> keys{
+      "_name_or_path", "architectures", "transformers_version", "torch_dtype", "initializer_range", "use_cache",
+      "bos_token_id", "eos_token_id", "sep_token_id", "decoder_start_token_id", "tie_word_embeddings",
+      "id2label", "label2id", "num_labels", "problem_type", "task_specific_params", "gradient_checkpointing",
+      "classifier_dropout", "output_past", "return_dict", "output_attentions", "output_hidden_states",
+      "torchscript", "tokenizer_class", "prefix", "finetuning_task", "chunk_size_feed_forward",
+      "hidden_dropout_prob", "attention_probs_dropout_prob", "resid_pdrop", "embd_pdrop", "attn_pdrop",
+      "attention_dropout", "summary_type", "summary_use_proj", "summary_activation", "summary_proj_to_labels",
+      "summary_first_dropout", "reorder_and_upcast_attn", "pretraining_tp", "gradient_checkpointing",
+      "directionality", "pooler_fc_size", "pooler_num_attention_heads", "pooler_num_fc_layers", "pooler_size_per_head",
+      "pooler_type", "n_ctx", "model_type"};
+  return keys;
+}
+
+class Reader {
+ public:
+  explicit Reader(const json& j) : j_(j) {}
+
+  bool has(const std::string& key) {
+    used_.insert(key);
+    const auto it = j_.find(key);
+    return it != j_.end() && !it->is_null();
+  }
+  // A required positive integer (the first of `keys` present: GPT-2 and BERT spell them apart).
+  Status size(std::initializer_list<const char*> keys, double& out, double lo = 1, double hi = 1 << 24) {
+    for (const char* k : keys) used_.insert(k);
+    for (const char* k : keys)
+      if (has(k)) return integer(k, out, lo, hi);
+    return bad(*keys.begin(), std::string("the setting '") + *keys.begin() + "' is missing");
+  }
+  Status integer(const std::string& key, double& out, double lo, double hi) {
+    const json& v = j_.at(key);
+    if (!v.is_number() || std::floor(v.get<double>()) != v.get<double>() || v.get<double>() < lo ||
+        v.get<double>() > hi) {
+      return bad(key, "'" + key + "' must be an integer in [" + show_number(lo) + ", " + show_number(hi) + "], got " +
+                          v.dump());
+    }
+    out = v.get<double>();
+    return Status::success();
+  }
+  Status optional_integer(const std::string& key, double& out, double dflt, double lo = 0, double hi = 1 << 24) {
+    if (!has(key)) return out = dflt, Status::success();
+    return integer(key, out, lo, hi);
+  }
+  Status number(const std::string& key, double& out, double dflt, double lo, double hi) {
+    if (!has(key)) return out = dflt, Status::success();
+    const json& v = j_.at(key);
+    if (!v.is_number() || !(v.get<double>() >= lo && v.get<double>() <= hi)) {
+      return bad(key, "'" + key + "' must be a number in [" + show_number(lo) + ", " + show_number(hi) + "], got " +
+                          v.dump());
+    }
+    out = v.get<double>();
+    return Status::success();
+  }
+  Status boolean(const std::string& key, bool& out, bool dflt) {
+    if (!has(key)) return out = dflt, Status::success();
+    if (!j_.at(key).is_boolean()) return bad(key, "'" + key + "' must be true or false, got " + j_.at(key).dump());
+    out = j_.at(key).get<bool>();
+    return Status::success();
+  }
+  Status string(const std::string& key, std::string& out, const std::string& dflt) {
+    if (!has(key)) return out = dflt, Status::success();
+    if (!j_.at(key).is_string()) return bad(key, "'" + key + "' must be a string, got " + j_.at(key).dump());
+    out = j_.at(key).get<std::string>();
+    return Status::success();
+  }
+  // A token id setting (eos_token_id): an integer, a list of them, or null -> a list (maybe empty).
+  // Not checked against the vocabulary: configs name ids of a larger tokenizer (an id past the
+  // vocabulary simply never comes up).
+  Status token_ids(const std::string& key, json& out) {
+    out = json::array();
+    if (!has(key) || j_.at(key).is_null()) return Status::success();
+    const json& v = j_.at(key);
+    const json list = v.is_array() ? v : json::array({v});
+    if (list.size() > 64) return bad(key, "'" + key + "' lists " + std::to_string(list.size()) + " ids; at most 64");
+    for (const json& id : list) {
+      if (!id.is_number_integer() || id.get<double>() < 0 || id.get<double>() > (1 << 24)) {
+        return bad(key, "'" + key + "' must be a token id (an integer in [0, 16777216]), a list of them, or null; got " +
+                            v.dump());
+      }
+      out.push_back(id.get<int64_t>());
+    }
+    return Status::success();
+  }
+  // A setting whose only supported value is `expected` (absent is fine).
+  Status require(const std::string& key, const json& expected, const std::string& why) {
+    if (has(key) && j_.at(key) != expected) {
+      return bad(key, "'" + key + "' = " + j_.at(key).dump() + " is not supported: " + why);
+    }
+    return Status::success();
+  }
+  // Every key read is "used"; the rest are ignorable (no effect) or unknown.
+  void report(json& spec) const {
+    json ignored = json::array(), unknown = json::array();
+    for (const auto& [k, v] : j_.items()) {
+      if (used_.count(k)) continue;
+      (ignorable().count(k) ? ignored : unknown).push_back(k);
+    }
+    spec["ignored"] = ignored;
+    spec["unknown"] = unknown;
+  }
+
+ private:
+  const json& j_;
+  std::set<std::string> used_;
+};
+
+Status activation_name(const std::string& key, const std::string& act, std::string& out) {
+  if (act == "gelu") out = "gelu";
+  else if (act == "gelu_new" || act == "gelu_pytorch_tanh") out = "gelu_tanh";
+  else if (act == "relu") out = "relu";
+  else if (act == "silu" || act == "swish") out = "silu";
+  else return bad(key, "'" + key + "' = \"" + act + "\" is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, relu, silu)");
+  return Status::success();
+}
+
+// rope_scaling in the old ({"type": ..}) and new ({"rope_type": ..}) spellings -> the rotary
+// options' scaling object.
+Status rope_scaling(const json& r, double max_positions, json& out, json& unknown) {
+  if (r.is_null()) return Status::success();
+  if (!r.is_object()) return bad("rope_scaling", "'rope_scaling' must be an object or null, got " + r.dump());
+  const json* type = r.contains("rope_type") ? &r["rope_type"] : r.contains("type") ? &r["type"] : nullptr;
+  if (!type || !type->is_string()) return bad("rope_scaling.rope_type", "'rope_scaling' needs a 'rope_type' (or 'type') string");
+  const std::string t = type->get<std::string>();
+  if (t == "default") return Status::success();
+  if (t != "linear" && t != "dynamic" && t != "yarn" && t != "llama3") {
+    return bad("rope_scaling.rope_type", "rope_scaling type \"" + t + "\" is not supported (supported: default, linear, dynamic, yarn, llama3)");
+  }
+  // Each setting with the least value the rotary options take (check_rotary in rotary.cpp), checked
+  // here so that a bad one is named by its config.json key, not by the options' name.
+  static const struct {
+    const char *hf, *ours;
+    double least;
+  } names[] = {
+      {"factor", "factor", 1},
+      {"original_max_position_embeddings", "originalMaxPositions", 1},
+      {"low_freq_factor", "lowFreqFactor", 0},
+      {"high_freq_factor", "highFreqFactor", 0},
+      {"beta_fast", "betaFast", 1e-9},
+      {"beta_slow", "betaSlow", 1e-9},
+      {"attention_factor", "attentionFactor", 0},
+      {"mscale", "mscale", 0},
+      {"mscale_all_dim", "mscaleAllDim", 0},
+  };
+  out = json::object();
+  out["type"] = t;
+  for (const auto& [k, v] : r.items()) {
+    if (k == "rope_type" || k == "type") continue;
+    bool known = false;
+    for (const auto& [hf, ours, least] : names)
+      if (k == hf) {
+        const std::string key = "rope_scaling." + k;
+        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < least) {
+          return bad(key, "'" + key + "' must be a finite number >= " + show_number(least) + ", got " + v.dump());
+        }
+        if (k == "original_max_position_embeddings" && (std::floor(v.get<double>()) != v.get<double>() || v.get<double>() > (1 << 24))) {
+          return bad(key, "'" + key + "' must be an integer in [1, 16777216], got " + v.dump());
+        }
+        out[ours] = v, known = true;
+      }
+    if (k == "truncate") {
+      if (!v.is_boolean()) return bad("rope_scaling.truncate", "'rope_scaling.truncate' must be true or false");
+      out["truncate"] = v, known = true;
+    }
+    if (!known) unknown.push_back("rope_scaling." + k);
+  }
+  if (!out.contains("factor")) return bad("rope_scaling.factor", "rope_scaling type \"" + t + "\" needs a factor");
+  if (t == "llama3") {  // the rotary options' defaults when absent
+    const double low = out.value("lowFreqFactor", 1.0), high = out.value("highFreqFactor", 4.0);
+    if (!(low > 0)) return bad("rope_scaling.low_freq_factor", "'rope_scaling.low_freq_factor' must be above 0, got " + show_number(low));
+    if (!(high > low)) {
+      return bad("rope_scaling.high_freq_factor", "'rope_scaling.high_freq_factor' (" + show_number(high) +
+                                                      ") must be above low_freq_factor (" + show_number(low) + ")");
+    }
+  }
+  // Hugging Face falls back on max_position_embeddings for the pre-scaling context length.
+  if (!out.contains("originalMaxPositions") && t != "linear") out["originalMaxPositions"] = max_positions;
+  return Status::success();
+}
+
+Status bert_like(Reader& r, const json& j, bool roberta, json& spec) {
+  double vocab, dim, layers, heads, ffn, positions, types, pad, eps;
+  Status s = r.size({"vocab_size"}, vocab);
+  if (s.ok()) s = r.size({"hidden_size"}, dim);
+  if (s.ok()) s = r.size({"num_hidden_layers"}, layers, 1, 1024);
+  if (s.ok()) s = r.size({"num_attention_heads"}, heads, 1, 4096);
+  if (s.ok()) s = r.size({"intermediate_size"}, ffn);
+  if (s.ok()) s = r.optional_integer("max_position_embeddings", positions, 512, 1);
+  if (s.ok()) s = r.optional_integer("type_vocab_size", types, 2, 0);
+  if (s.ok()) s = r.optional_integer("pad_token_id", pad, roberta ? 1 : 0, 0);
+  if (s.ok()) s = r.number("layer_norm_eps", eps, 1e-12, 0, 1);
+  std::string act, pos;
+  if (s.ok()) s = r.string("hidden_act", act, "gelu");
+  if (s.ok()) s = activation_name("hidden_act", act, act);
+  if (s.ok()) s = r.string("position_embedding_type", pos, "absolute");
+  if (s.ok() && pos != "absolute") {
+    s = bad("position_embedding_type", "position_embedding_type \"" + pos + "\" is not supported (only \"absolute\")");
+  }
+  if (s.ok()) s = r.require("is_decoder", false, "BERT as a causal decoder is not mapped");
+  if (s.ok()) s = r.require("add_cross_attention", false, "cross-attention layers are not mapped from config.json");
+  if (!s.ok()) return s;
+  if (std::fmod(dim, heads) != 0) {
+    return bad("num_attention_heads", "hidden_size (" + show_number(dim) + ") must be divisible by num_attention_heads (" +
+                                          show_number(heads) + ")");
+  }
+  (void)j;
+  spec["numLayers"] = layers;
+  spec["embeddings"] = {{"vocabSize", vocab}, {"dim", dim}, {"maxPositions", positions}, {"typeVocabSize", types},
+                        {"positional", "learned"}, {"norm", "layernorm"}, {"eps", eps}, {"paddingIdx", pad}};
+  spec["positionIds"] = roberta ? "padding" : "arange";
+  spec["layer"] = {{"dim", dim}, {"numHeads", heads}, {"numKvHeads", heads}, {"headDim", dim / heads},
+                   {"ffnDim", ffn}, {"activation", act}, {"normPlacement", "post"}, {"norm", "layernorm"},
+                   {"eps", eps}, {"bias", true}, {"outBias", true}, {"ffnBias", true}, {"ffnGated", false},
+                   {"weightLayout", "outIn"}, {"positional", "none"}, {"causal", false}};
+  spec["finalNorm"] = nullptr;
+  return s;
+}
+
+Status gpt2(Reader& r, json& spec) {
+  double vocab, dim, layers, heads, positions, inner, eps;
+  Status s = r.size({"vocab_size"}, vocab);
+  if (s.ok()) s = r.size({"n_embd", "hidden_size"}, dim);
+  if (s.ok()) s = r.size({"n_layer", "num_hidden_layers"}, layers, 1, 1024);
+  if (s.ok()) s = r.size({"n_head", "num_attention_heads"}, heads, 1, 4096);
+  if (s.ok()) s = r.size({"n_positions", "max_position_embeddings"}, positions);
+  if (s.ok()) s = r.optional_integer("n_inner", inner, 0);
+  if (s.ok()) s = r.number("layer_norm_epsilon", eps, 1e-5, 0, 1);
+  std::string act;
+  bool scaled = true, by_layer = false;
+  if (s.ok()) s = r.string("activation_function", act, "gelu_new");
+  if (s.ok()) s = activation_name("activation_function", act, act);
+  if (s.ok()) s = r.boolean("scale_attn_weights", scaled, true);
+  if (s.ok()) s = r.boolean("scale_attn_by_inverse_layer_idx", by_layer, false);
+  if (s.ok()) s = r.require("add_cross_attention", false, "cross-attention layers are not mapped from config.json");
+  if (!s.ok()) return s;
+  if (std::fmod(dim, heads) != 0) {
+    return bad("n_head", "n_embd (" + show_number(dim) + ") must be divisible by n_head (" + show_number(heads) + ")");
+  }
+  spec["numLayers"] = layers;
+  spec["embeddings"] = {{"vocabSize", vocab}, {"dim", dim}, {"maxPositions", positions}, {"typeVocabSize", 0},
+                        {"positional", "learned"}, {"norm", "none"}};
+  spec["positionIds"] = "arange";
+  json layer = {{"dim", dim}, {"numHeads", heads}, {"numKvHeads", heads}, {"headDim", dim / heads},
+                {"ffnDim", inner > 0 ? inner : 4 * dim}, {"activation", act}, {"normPlacement", "pre"},
+                {"norm", "layernorm"}, {"eps", eps}, {"bias", true}, {"outBias", true}, {"ffnBias", true},
+                {"ffnGated", false}, {"weightLayout", "inOut"}, {"positional", "none"}, {"causal", true}};
+  if (!scaled) layer["scale"] = 1.0;
+  spec["layer"] = layer;
+  if (by_layer) spec["layerScale"] = "inverseLayerIdx";
+  spec["finalNorm"] = {{"norm", "layernorm"}, {"eps", eps}};
+  return s;
+}
+
+Status llama(Reader& r, const json& j, json& spec) {
+  double vocab, dim, layers, heads, kv, head_dim, ffn, positions, eps, theta, tp;
+  Status s = r.size({"vocab_size"}, vocab);
+  if (s.ok()) s = r.size({"hidden_size"}, dim);
+  if (s.ok()) s = r.size({"num_hidden_layers"}, layers, 1, 1024);
+  if (s.ok()) s = r.size({"num_attention_heads"}, heads, 1, 4096);
+  if (s.ok()) s = r.optional_integer("num_key_value_heads", kv, heads, 1, 4096);
+  if (s.ok()) s = r.optional_integer("head_dim", head_dim, 0, 0, 4096);
+  if (s.ok()) s = r.size({"intermediate_size"}, ffn);
+  if (s.ok()) s = r.optional_integer("max_position_embeddings", positions, 2048, 1);
+  if (s.ok()) s = r.number("rms_norm_eps", eps, 1e-6, 0, 1);
+  if (s.ok()) s = r.number("rope_theta", theta, 10000, 1.0000001, 1e30);  // the rotary options' least base
+  if (s.ok()) s = r.optional_integer("pretraining_tp", tp, 1, 1);  // a training-time split: no effect on the math
+  bool attention_bias = false, mlp_bias = false;
+  std::string act;
+  if (s.ok()) s = r.boolean("attention_bias", attention_bias, false);
+  if (s.ok()) s = r.boolean("mlp_bias", mlp_bias, false);
+  if (s.ok()) s = r.string("hidden_act", act, "silu");
+  if (s.ok()) s = activation_name("hidden_act", act, act);
+  if (!s.ok()) return s;
+  const bool head_dim_given = head_dim != 0;
+  if (head_dim == 0) {
+    if (std::fmod(dim, heads) != 0) {
+      return bad("num_attention_heads", "hidden_size (" + show_number(dim) +
+                                            ") must be divisible by num_attention_heads (" + show_number(heads) + ")");
+    }
+    head_dim = dim / heads;
+  }
+  if (head_dim < 2 || std::fmod(head_dim, 2) != 0) {  // RoPE turns pairs of dims
+    return bad(head_dim_given ? "head_dim" : "num_attention_heads",
+               "the head dim (" + show_number(head_dim) + ") must be even for rotary embeddings");
+  }
+  if (std::fmod(heads, kv) != 0) {
+    return bad("num_key_value_heads", "num_attention_heads (" + show_number(heads) +
+                                          ") must be a multiple of num_key_value_heads (" + show_number(kv) + ")");
+  }
+  json rotary = {{"base", theta}, {"layout", "half"}}, scaling, unknown = json::array();
+  r.has("rope_scaling");
+  if (j.contains("rope_scaling")) {
+    s = rope_scaling(j["rope_scaling"], positions, scaling, unknown);
+    if (!s.ok()) return s;
+    if (!scaling.is_null()) rotary["scaling"] = scaling;
+  }
+  spec["numLayers"] = layers;
+  spec["embeddings"] = {{"vocabSize", vocab}, {"dim", dim}, {"maxPositions", positions}, {"typeVocabSize", 0},
+                        {"positional", "none"}, {"norm", "none"}};
+  spec["positionIds"] = "arange";
+  spec["layer"] = {{"dim", dim}, {"numHeads", heads}, {"numKvHeads", kv}, {"headDim", head_dim}, {"ffnDim", ffn},
+                   {"activation", act}, {"normPlacement", "pre"}, {"norm", "rmsnorm"}, {"eps", eps},
+                   {"bias", attention_bias}, {"outBias", attention_bias}, {"ffnBias", mlp_bias}, {"ffnGated", true},
+                   {"weightLayout", "outIn"}, {"positional", "rotary"}, {"rotary", rotary}, {"causal", true}};
+  spec["finalNorm"] = {{"norm", "rmsnorm"}, {"eps", eps}};
+  spec["ropeScalingUnknown"] = unknown;
+  return s;
+}
+
+}  // namespace
+
+Status model_spec_from_config(const char* text, std::size_t length, std::string& out) {
+  if (length > kMaxConfigBytes) {
+    return bad("config", "config.json is " + std::to_string(length) + " bytes; the limit is " +
+                             std::to_string(kMaxConfigBytes));
+  }
+  Status s = check_json_text("config", "config.json", text, length);
+  if (!s.ok()) return s;
+  const json j = json::parse(text, text + length, nullptr, false);
+  if (j.is_discarded()) return bad("config", "config.json is not valid JSON");
+  if (!j.is_object()) return bad("config", "config.json must be a JSON object");
+  const auto mt = j.find("model_type");
+  if (mt == j.end() || !mt->is_string()) {
+    return bad("model_type", "config.json has no 'model_type' string (supported: bert, roberta, gpt2, llama)");
+  }
+  const std::string family = mt->get<std::string>();
+  Reader r(j);
+  json spec = {{"family", family}};
+  if (family == "bert" || family == "roberta") s = bert_like(r, j, family == "roberta", spec);
+  else if (family == "gpt2") s = gpt2(r, spec);
+  else if (family == "llama") s = llama(r, j, spec);
+  else return bad("model_type", "model_type \"" + family + "\" is not supported (supported: bert, roberta, gpt2, llama)");
+  // The causal-LM head: the word table itself (tie_word_embeddings: GPT-2's default) or its own
+  // [vocab, dim] lm_head.weight (LLaMA's default). BERT and RoBERTa have none here yet.
+  if (s.ok() && (family == "gpt2" || family == "llama")) {
+    bool tie = false;
+    s = r.boolean("tie_word_embeddings", tie, family == "gpt2");
+    spec["lmHead"] = tie ? "tied" : "separate";
+  } else {
+    spec["lmHead"] = nullptr;
+  }
+  // Generation's token ids (bert/roberta read pad_token_id for their positions already).
+  json eos, bos, pad;
+  if (s.ok()) s = r.token_ids("eos_token_id", eos);
+  if (s.ok()) s = r.token_ids("bos_token_id", bos);
+  if (s.ok() && family != "bert" && family != "roberta") s = r.token_ids("pad_token_id", pad);
+  if (!s.ok()) return s;
+  spec["eosTokenIds"] = eos;
+  spec["bosTokenId"] = bos.empty() ? json(nullptr) : bos[0];
+  if (family != "bert" && family != "roberta") spec["padTokenId"] = pad.empty() ? json(nullptr) : pad[0];
+  else spec["padTokenId"] = spec["embeddings"]["paddingIdx"];
+  r.report(spec);
+  if (spec.contains("ropeScalingUnknown")) {
+    for (const auto& k : spec["ropeScalingUnknown"]) spec["unknown"].push_back(k);
+    spec.erase("ropeScalingUnknown");
+  }
+  out = spec.dump();
+  return s;
+}
+
+}  // namespace attnkit
