@@ -1,4 +1,4 @@
-// The Split pre-tokenizer's own regular expressions (src/regex.cpp, a Pike VM) against
+// The Split pre-tokenizer's own regular expressions (src/text/regex.cpp, a Pike VM) against
 // JavaScript's backtracking RegExp: real tokenizers' patterns (GPT-4o, DeepSeek-V3, BLOOM, and
 // Llama 3's and GPT-2's written so that they are not recognised as known ones), and one that uses
 // the rest of the syntax, on thousands of random texts of every kind of character; then whole

@@ -1,4 +1,4 @@
-// The C++ text steps of WordPiece and byte-level BPE tokenizers (src/text_steps.cpp, with Unicode
+// The C++ text steps of WordPiece and byte-level BPE tokenizers (src/text/text_steps.cpp, with Unicode
 // tables generated from this engine) against the JavaScript steps they replace
 // (web/src/text/tokenizer.js normalize / preTokenize): the same ids and offsets on thousands of random
 // texts drawn from every kind of character the steps treat differently.

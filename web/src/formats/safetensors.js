@@ -1,4 +1,4 @@
-// Reading .safetensors files. The C++ side validates the header (src/attnkit/safetensors.hpp); it
+// Reading .safetensors files. The C++ side validates the header (src/attnkit/formats/safetensors.hpp); it
 // lives in attnkit-loaders.wasm, loaded on first use, so the kernels' module stays small. Tensors
 // come out as float32 Tensors (F16 and BF16 converted); F32 data is copied as is, which assumes a
 // little-endian host like every browser and Node platform.

@@ -1,5 +1,5 @@
 // A Transformer model from Hugging Face files: config.json (mapped by the C++ loaders module,
-// src/attnkit/model_config.hpp) and .safetensors weights under their Hugging Face names, built from
+// src/attnkit/models/model_config.hpp) and .safetensors weights under their Hugging Face names, built from
 // an Embeddings module, EncoderLayers and a final norm.
 import { AttnkitError } from '../runtime/errors.js';
 import { Tensor } from '../runtime/tensor.js';

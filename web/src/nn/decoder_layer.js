@@ -1,4 +1,4 @@
-// The DecoderLayer module (C++: src/attnkit/decoder_layer.hpp): masked self-attention,
+// The DecoderLayer module (C++: src/attnkit/nn/decoder_layer.hpp): masked self-attention,
 // cross-attention over an encoder's output (memory) and a feed-forward block, with residuals and
 // post / pre / sandwich normalisation (torch.nn.TransformerDecoderLayer).
 import { AttnkitError } from '../runtime/errors.js';

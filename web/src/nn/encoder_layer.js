@@ -1,4 +1,4 @@
-// The EncoderLayer module (C++: src/attnkit/encoder_layer.hpp): self-attention and a feed-forward
+// The EncoderLayer module (C++: src/attnkit/nn/encoder_layer.hpp): self-attention and a feed-forward
 // block with residuals and post / pre / sandwich normalisation.
 import { HandleModule } from './handle_module.js';
 import { boolean, num, oneOf, optionalNumber, options as checkOptions } from '../runtime/args.js';

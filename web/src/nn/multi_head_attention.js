@@ -1,4 +1,4 @@
-// The MultiHeadAttention module (C++: src/attnkit/multi_head_attention.hpp): projections, RoPE or
+// The MultiHeadAttention module (C++: src/attnkit/nn/multi_head_attention.hpp): projections, RoPE or
 // ALiBi, grouped-query attention and a KV cache, with weights held in wasm memory by a handle.
 import { AttnkitError } from '../runtime/errors.js';
 import { HandleModule } from './handle_module.js';

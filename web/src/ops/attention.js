@@ -1,4 +1,4 @@
-// Scaled dot-product attention and ALiBi slopes (C++ contract: src/attnkit/attention.hpp).
+// Scaled dot-product attention and ALiBi slopes (C++ contract: src/attnkit/ops/attention.hpp).
 import { AttnkitError } from '../runtime/errors.js';
 import { Tensor } from '../runtime/tensor.js';
 import { boolean, describe, finite, floatInput, num, options as checkOptions } from '../runtime/args.js';

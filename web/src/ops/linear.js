@@ -1,4 +1,4 @@
-// Linear layer (C++ contract: src/attnkit/linear.hpp).
+// Linear layer (C++ contract: src/attnkit/ops/linear.hpp).
 import { AttnkitError } from '../runtime/errors.js';
 import { Tensor } from '../runtime/tensor.js';
 import { floatInput, oneOf, options as checkOptions } from '../runtime/args.js';

@@ -1,4 +1,4 @@
-// Rotary position embedding (C++ contract: src/attnkit/rotary.hpp).
+// Rotary position embedding (C++ contract: src/attnkit/ops/rotary.hpp).
 import { AttnkitError } from '../runtime/errors.js';
 import { Tensor } from '../runtime/tensor.js';
 import { boolean, describe, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from '../runtime/args.js';

@@ -1,6 +1,6 @@
 // Tokenizers: Hugging Face tokenizer.json (WordPiece, byte-level BPE), BERT's vocab.txt and
 // GPT-2's encoder.json + vocab.bpe. The files are read and validated, and words become token ids,
-// in C++ (src/attnkit/tokenizer.hpp, in attnkit-loaders.wasm); the Unicode text steps run here:
+// in C++ (src/attnkit/text/tokenizer.hpp, in attnkit-loaders.wasm); the Unicode text steps run here:
 // normalisation (String.normalize, \p{..} classes), pre-tokenisation into words, special tokens,
 // truncation, padding and the post-processing template. Offsets are [start, end) indices into
 // the JavaScript string given to encode (UTF-16 code units, what String.slice takes).
@@ -46,7 +46,7 @@ const GPT2_PATTERN = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}
 // regex with their exact text), for texts that go through these JavaScript steps: run by V8 as
 // the same expressions, (?i:...) spelt out with ASCII case classes and \s as Oniguruma's
 // White_Space, as attnkit's own engine reads them. Other patterns run on that engine in C++
-// (src/attnkit/regex.hpp, Tokenizer#_split), as do all of them in the C++ text steps.
+// (src/attnkit/text/regex.hpp, Tokenizer#_split), as do all of them in the C++ text steps.
 const CONTRACTIONS = "'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD])";
 const splitPattern = (source) => new RegExp(source.replaceAll('\\s', '\\p{White_Space}').replaceAll('\\S', '\\P{White_Space}'), 'gu');
 const SPLIT_PATTERNS = {
@@ -678,7 +678,7 @@ export class Tokenizer extends OwnedHandle {
     super();
     this._own(heap, handle, 'Tokenizer', free);
     // SentencePiece models, from a tokenizer.model ('model') or a tokenizer.json ('json'): their
-    // decoding runs in C++ too (src/attnkit/sentencepiece.hpp).
+    // decoding runs in C++ too (src/attnkit/text/sentencepiece.hpp).
     this._sp = settings.sentencepiece ? 'model' : settings.model === 'sentencepiece' ? 'json' : null;
     // Normalizer steps run here before C++ reads a text: a SentencePiece model's tokenizer.json
     // steps before its own (ALBERT's NFKD, Lowercase, ...), or the whole normalizer of a WordPiece /
@@ -693,7 +693,7 @@ export class Tokenizer extends OwnedHandle {
     // to C++).
     this._whole = this._sp === 'model' ? 'model' : texts ? 'texts' : null;
     this._s = settings;
-    // A Split step's own regular expression runs in C++ (src/attnkit/regex.hpp): the string's
+    // A Split step's own regular expression runs in C++ (src/attnkit/text/regex.hpp): the string's
     // UTF-16 units in, [start, end) match ranges out.
     this._split = (program, text) => {
       const units = new Uint16Array(text.length);
