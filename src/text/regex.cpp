@@ -133,7 +133,7 @@ enum Assertion : uint8_t {
 }  // namespace
 
 // Compiling runs once per load: for size (the loaders .wasm has a budget,
-// tests/node/wasm_binary.test.mjs); find_all, the hot path, keeps the file's -O3.
+// tests/node/runtime/wasm_binary.test.mjs); find_all, the hot path, keeps the file's -O3.
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((minsize)), apply_to = function)
 #endif

@@ -1,7 +1,7 @@
 // The text steps of WordPiece and byte-level BPE tokenizers in C++ (Split's regular expressions on
 // attnkit's engine, regex.hpp): the same normalisation,
 // pre-tokenisation and offset mapping as web/tokenizer.js's normalize / preTokenize / _pieces, so
-// that a whole text is one call. tests/node/text_steps.test.mjs compares the two on mixed text.
+// that a whole text is one call. tests/node/text/text_steps.test.mjs compares the two on mixed text.
 #include <algorithm>
 #include <array>
 

@@ -27,7 +27,7 @@ struct JsonPairs {
 namespace {
 
 // The file-reading steps run once per load: compiled for size (the tokenizers' hot paths, in the
-// same file, keep -O3). The loaders .wasm has a size budget (tests/node/wasm_binary.test.mjs).
+// same file, keep -O3). The loaders .wasm has a size budget (tests/node/runtime/wasm_binary.test.mjs).
 #if defined(__clang__)
 #define ATTNKIT_FOR_SIZE __attribute__((minsize))
 #else

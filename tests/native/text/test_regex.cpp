@@ -1,6 +1,6 @@
 // The Split pre-tokenizer's regular expressions (attnkit/text/regex.hpp) on hand-checked cases: the
 // leftmost-first choices a backtracking engine makes, the syntax tokenizers use, the refusals, and
-// the step budget. tests/node/regex.test.mjs compares the engine with JavaScript's RegExp on real
+// the step budget. tests/node/text/regex.test.mjs compares the engine with JavaScript's RegExp on real
 // tokenizers' patterns and mixed text.
 #include <string>
 #include <vector>

@@ -4,7 +4,7 @@
 // its wasm memory stays grown for the rest of this test process.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { load } from '../../web/attnkit.js';
+import { load } from '../../../web/attnkit.js';
 
 test('wasm-simd128: modules past the heap ceiling fail with ERR_OUT_OF_MEMORY and the module keeps working', async () => {
   const ak = await load({ simd: true });

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT } from './helpers.mjs';
+import { ROOT } from '../helpers.mjs';
 
 const wasm = (name) => path.join(ROOT, 'web/dist', `attnkit-${name}.wasm`);
 const SIMD_OP = /\b(v128|f32x4|f64x2|i8x16|i16x8|i32x4|i64x2)\.[a-z_0-9]+/g;

@@ -1,7 +1,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { AttnkitError, Tensor } from '../../web/attnkit.js';
-import { backends, fixture, maxAbsDiff } from './helpers.mjs';
+import { AttnkitError, Tensor } from '../../../web/attnkit.js';
+import { backends, fixture, maxAbsDiff } from '../helpers.mjs';
 
 const fx = fixture('embedding.json');
 const [simd, scalar] = await backends();

@@ -5,7 +5,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT, backends } from './helpers.mjs';
+import { ROOT, backends } from '../helpers.mjs';
 
 const file = (dir, name) => fs.readFileSync(path.join(ROOT, 'tests/fixtures/models', dir, name));
 const load = (ak, dir) => ak.Model.fromPretrained({

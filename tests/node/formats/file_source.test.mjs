@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, assertClose, backends, fixture } from './helpers.mjs';
-import { startServer } from '../../scripts/serve.mjs';
-import { loaders } from '../../web/src/runtime/loaders.js';
+import { ROOT, assertClose, backends, fixture } from '../helpers.mjs';
+import { startServer } from '../../../scripts/serve.mjs';
+import { loaders } from '../../../web/src/runtime/loaders.js';
 
 const REPOS = path.join(ROOT, 'tests/fixtures/repos');
 const cases = Object.fromEntries(fixture('models.json').cases.map((c) => [c.name, c]));

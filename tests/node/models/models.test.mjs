@@ -5,8 +5,8 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Tensor } from '../../web/attnkit.js';
-import { ROOT, backends, fixture, assertClose } from './helpers.mjs';
+import { Tensor } from '../../../web/attnkit.js';
+import { ROOT, backends, fixture, assertClose } from '../helpers.mjs';
 
 const fx = fixture('models.json');
 const [simd, scalar] = await backends();
@@ -69,7 +69,7 @@ for (const ak of [simd, scalar]) {
     });
   }
 
-  test(`${ak.backend}: logits need a head: a LLaMA checkpoint may lack lm_head.weight (BERT's: tests/node/heads.test.mjs)`, async () => {
+  test(`${ak.backend}: logits need a head: a LLaMA checkpoint may lack lm_head.weight (BERT's: tests/node/models/heads.test.mjs)`, async () => {
     const dir = 'models/llama-tiny-bf16';
     const state = await ak.loadSafetensors(new Uint8Array(file(dir, 'model.safetensors')));
     const base = { ...state.tensors };
@@ -97,7 +97,7 @@ for (const ak of [simd, scalar]) {
     const model = await ak.Model.fromPretrained({ config: { ...config, my_setting: 3 }, weights: bytes });
     assert.deepEqual(model.spec.unknown, ['my_setting']);
     assert.ok(model.spec.ignored.includes('attention_probs_dropout_prob'));
-    assert.deepEqual(model.unusedWeights, []); // the pooler and the masked-LM head are taken (tests/node/heads.test.mjs)
+    assert.deepEqual(model.unusedWeights, []); // the pooler and the masked-LM head are taken (tests/node/models/heads.test.mjs)
     model.dispose();
     // config.json as bytes, like the tokenizer files (TextSource in the types).
     const text = file(dir, 'config.json');
@@ -146,7 +146,7 @@ for (const ak of [simd, scalar]) {
     };
     // Both wasm modules (the core and the loaders). A first pass leaves what stays allocated by
     // design (handle tables' capacity, each module's last error message); the second must add nothing.
-    const loadersHeap = await (await import('../../web/src/runtime/loaders.js')).loaders(ak);
+    const loadersHeap = await (await import('../../../web/src/runtime/loaders.js')).loaders(ak);
     const inUse = () => [ak.mallocInUse(), loadersHeap.mallocInUse()];
     await failures();
     const before = inUse();

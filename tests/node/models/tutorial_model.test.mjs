@@ -5,8 +5,8 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { backends, fixture, assertClose, maxAbsDiff, ROOT } from './helpers.mjs';
-import { headScores } from '../../web/tutorial/language_model.js';
+import { backends, fixture, assertClose, maxAbsDiff, ROOT } from '../helpers.mjs';
+import { headScores } from '../../../web/tutorial/language_model.js';
 
 const DIR = path.join(ROOT, 'web/tutorial/model');
 const metrics = JSON.parse(fs.readFileSync(path.join(DIR, 'metrics.json'), 'utf8'));

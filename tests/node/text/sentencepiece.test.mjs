@@ -6,7 +6,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT, backends, fixture } from './helpers.mjs';
+import { ROOT, backends, fixture } from '../helpers.mjs';
 
 const DIR = path.join(ROOT, 'tests/fixtures/sentencepiece');
 const expected = fixture('sentencepiece/expected.json');
@@ -65,7 +65,7 @@ test('SentencePiece: special tokens by option and from tokenizer_config.json', a
 
 test('SentencePiece: hostile files and arguments are coded errors, and nothing leaks', async () => {
   const real = modelBytes('unigram');
-  const heap = (await import('../../web/src/runtime/loaders.js')).loaders;
+  const heap = (await import('../../../web/src/runtime/loaders.js')).loaders;
   const loaders = await heap(ak);
   // The same round twice: the second must end with the heap exactly where the first did (the
   // first may keep the handle registry's and the last error's storage).
@@ -211,7 +211,7 @@ test('ALBERT\'s form: Replace, NFKD, StripAccents and Lowercase before the model
 // model with no steps around it.
 test('SentencePiece models with other pre-tokenizers (Gemma\'s and Helium\'s forms, Digits, Punctuation)', async () => {
   const { Tokenizer: HfTokenizer } = await import('@huggingface/tokenizers');
-  const { preTokenize } = await import('../../web/src/text/tokenizer.js');
+  const { preTokenize } = await import('../../../web/src/text/tokenizer.js');
   const read = (name) => JSON.parse(fs.readFileSync(path.join(DIR, `${name}.tokenizer.json`), 'utf8'));
   const S = '\u2581';
   const replace = { type: 'Replace', pattern: { String: ' ' }, content: S };

@@ -2,11 +2,11 @@
 // from tests/golden/gen_fixtures.py), shapes, the 16k-token memory bound, errors and leaks.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { AttnkitError, Tensor, invertMask, toAdditiveMask } from '../../web/attnkit.js';
+import { AttnkitError, Tensor, invertMask, toAdditiveMask } from '../../../web/attnkit.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import { load } from '../../web/attnkit.js';
-import { ROOT, backends, fixture, assertClose } from './helpers.mjs';
+import { load } from '../../../web/attnkit.js';
+import { ROOT, backends, fixture, assertClose } from '../helpers.mjs';
 
 const fx = fixture('attention.json');
 const rfx = fixture('rotary.json');

@@ -6,9 +6,9 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Tensor } from '../../web/attnkit.js';
-import { createRng } from '../../web/src/models/sampling.js';
-import { ROOT, backends, fixture, assertClose } from './helpers.mjs';
+import { Tensor } from '../../../web/attnkit.js';
+import { createRng } from '../../../web/src/models/sampling.js';
+import { ROOT, backends, fixture, assertClose } from '../helpers.mjs';
 
 const fx = fixture('generation.json');
 const [simd, scalar] = await backends();
@@ -260,8 +260,8 @@ for (const ak of [simd, scalar]) {
 }
 
 test('sampling: the public steps are generate\'s, and every argument is checked', async () => {
-  const { sampling, AttnkitError } = await import('../../web/attnkit.js');
-  const { samplingDistribution } = await import('../../web/src/models/sampling.js');
+  const { sampling, AttnkitError } = await import('../../../web/attnkit.js');
+  const { samplingDistribution } = await import('../../../web/src/models/sampling.js');
   const logits = new Float32Array([2, 1, 0.5, -1, 3]);
   assert.deepEqual(sampling.distribution(logits, { temperature: 0.7, topK: 3, topP: 0.9 }),
     samplingDistribution(logits, { temperature: 0.7, topK: 3, topP: 0.9, minP: 0 }));

@@ -2,8 +2,8 @@
 // tests/golden/gen_fixtures.py), shapes, argument errors, no writes on failure, no leaks.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { AttnkitError } from '../../web/attnkit.js';
-import { backends, fixture, assertClose } from './helpers.mjs';
+import { AttnkitError } from '../../../web/attnkit.js';
+import { backends, fixture, assertClose } from '../helpers.mjs';
 
 const fx = fixture('embeddings.json');
 const [simd, scalar] = await backends();

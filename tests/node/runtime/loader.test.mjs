@@ -2,8 +2,8 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { load, simdSupported, AttnkitError } from '../../web/attnkit.js';
-import { ROOT } from './helpers.mjs';
+import { load, simdSupported, AttnkitError } from '../../../web/attnkit.js';
+import { ROOT } from '../helpers.mjs';
 
 test('simd: auto picks the SIMD128 build where the engine has it (threaded in Node unless threads: 1)', async () => {
   assert.equal(simdSupported(), true); // Node >= 16.4 ships SIMD128
@@ -55,18 +55,18 @@ test('wasmUrl and wasmBinary overrides load the named files', async () => {
 
 test('the package entry point (web/dist/attnkit.mjs, one bundled file) exports what web/attnkit.js does and works', async () => {
   const entry = await import('attnkit');
-  const source = await import('../../web/attnkit.js');
-  assert.equal(import.meta.resolve('attnkit'), new URL('../../web/dist/attnkit.mjs', import.meta.url).href);
+  const source = await import('../../../web/attnkit.js');
+  assert.equal(import.meta.resolve('attnkit'), new URL('../../../web/dist/attnkit.mjs', import.meta.url).href);
   // The .wasm files are exported for self-hosting (load({ wasmBinary }) or a bundler's ?url import).
   for (const build of ['simd', 'scalar', 'loaders', 'simd-threads']) {
     const url = import.meta.resolve(`attnkit/dist/attnkit-${build}.wasm`);
-    assert.equal(url, new URL(`../../web/dist/attnkit-${build}.wasm`, import.meta.url).href);
+    assert.equal(url, new URL(`../../../web/dist/attnkit-${build}.wasm`, import.meta.url).href);
     assert.ok(fs.existsSync(new URL(url)), url);
   }
   assert.deepEqual(Object.keys(entry).sort(), Object.keys(source).sort());
   // Node's threaded build reads its glue and worker script from files beside the .wasm files.
   for (const file of ['attnkit-simd-threads.mjs', 'attnkit-simd-threads.worker.cjs']) {
-    assert.ok(fs.existsSync(new URL(`../../web/dist/${file}`, import.meta.url)), file);
+    assert.ok(fs.existsSync(new URL(`../../../web/dist/${file}`, import.meta.url)), file);
   }
   const ak = await entry.load(); // the threaded glue, imported by the bundle from its URL
   assert.deepEqual([ak.backend, ak.threads > 1], ['wasm-simd128-threads', true]);

@@ -4,8 +4,8 @@
 // be NaN where torch has NaN, infinities must match, finite values must be close.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { Tensor } from '../../web/attnkit.js';
-import { backends, fixture } from './helpers.mjs';
+import { Tensor } from '../../../web/attnkit.js';
+import { backends, fixture } from '../helpers.mjs';
 
 const F = fixture('special_values.json');
 const floats = (list) => Float32Array.from(list, (x) => (x === 'nan' ? NaN : x === 'inf' ? Infinity : x === '-inf' ? -Infinity : x));

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { ROOT, backends } from './helpers.mjs';
+import { ROOT, backends } from '../helpers.mjs';
 
 const require = createRequire(path.join(ROOT, 'package.json'));
 const gpt3 = require('gpt-3-encoder');
@@ -139,7 +139,7 @@ for (const ak of await backends()) {
   });
 
   test(`${ak.backend}: bad tokenizer files and calls give named errors and leak nothing`, async () => {
-    const heap = await (await import('../../web/src/runtime/loaders.js')).loaders(ak); // tokenizers live there
+    const heap = await (await import('../../../web/src/runtime/loaders.js')).loaders(ak); // tokenizers live there
     const cases = [
       [{ model: { type: 'WordLevel', vocab: {} } }, 'model.type'],
       [{ model: { type: 'Unigram', vocab: [] } }, 'model.vocab'],

@@ -5,8 +5,8 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import os from 'node:os';
 import path from 'node:path';
-import { load, AttnkitError } from '../../web/attnkit.js';
-import { AWKWARD, ROOT } from './helpers.mjs';
+import { load, AttnkitError } from '../../../web/attnkit.js';
+import { AWKWARD, ROOT } from '../helpers.mjs';
 
 const threaded = await load({ threads: 3 }); // more threads than this machine's 2 cores: still exact
 const single = await load({ threads: 1 });
@@ -120,7 +120,7 @@ test('threaded calls leak nothing, and refused calls leave the module working', 
 });
 
 test('named files: a wasmUrl map with the threaded key, or bytes with threads, run threaded; without, single-thread', async () => {
-  const dist = new URL('../../web/dist/', import.meta.url);
+  const dist = new URL('../../../web/dist/', import.meta.url);
   const byMap = await load({ wasmUrl: { 'wasm-simd128-threads': new URL('attnkit-simd-threads.wasm', dist) } });
   assert.deepEqual([byMap.backend, byMap.threads > 1], ['wasm-simd128-threads', true]);
   const bytes = (await import('node:fs')).readFileSync(new URL('attnkit-simd-threads.wasm', dist));
