@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AttnkitError, load } from '../../web/attnkit.js';
 import { loaders } from '../../web/src/runtime/loaders.js';
-import { MAX_GROWTH, GROWTH_SLACK, MAX_LENGTH_CEILING } from '../../web/src/text/tokenizer.js';
+import { MAX_GROWTH, GROWTH_SLACK } from '../../web/src/text/normalizers.js';
+import { MAX_LENGTH_CEILING } from '../../web/src/text/tokenizer.js';
 import { ROOT, TEXT_POOLS } from './helpers.mjs';
 
 const ak = await load();

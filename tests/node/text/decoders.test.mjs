@@ -6,7 +6,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { backends } from '../helpers.mjs';
-import { decodeChain } from '../../../web/src/text/tokenizer.js';
+import { decodeChain } from '../../../web/src/text/decoders.js';
 
 test('the decoders on the Rust unit tests\' vectors', () => {
   assert.equal(decodeChain(['##uelo', 'Ara', '##új', '##o', 'No', '##guera'], [{ type: 'wordPiece', prefix: '##', cleanup: false }]),

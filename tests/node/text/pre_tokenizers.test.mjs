@@ -7,7 +7,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { backends } from '../helpers.mjs';
-import { matchPieces, preTokenize, splitPieces } from '../../../web/src/text/tokenizer.js';
+import { matchPieces, preTokenize, splitPieces } from '../../../web/src/text/pre_tokenizers.js';
 
 const pieces = (text, ...steps) => preTokenize(text, steps).map((w) => [w.text, [w.start, w.start + w.text.length]]);
 

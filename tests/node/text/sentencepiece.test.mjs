@@ -211,7 +211,7 @@ test('ALBERT\'s form: Replace, NFKD, StripAccents and Lowercase before the model
 // model with no steps around it.
 test('SentencePiece models with other pre-tokenizers (Gemma\'s and Helium\'s forms, Digits, Punctuation)', async () => {
   const { Tokenizer: HfTokenizer } = await import('@huggingface/tokenizers');
-  const { preTokenize } = await import('../../../web/src/text/tokenizer.js');
+  const { preTokenize } = await import('../../../web/src/text/pre_tokenizers.js');
   const read = (name) => JSON.parse(fs.readFileSync(path.join(DIR, `${name}.tokenizer.json`), 'utf8'));
   const S = '\u2581';
   const replace = { type: 'Replace', pattern: { String: ' ' }, content: S };
