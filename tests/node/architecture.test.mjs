@@ -80,7 +80,7 @@ export function violations(root, rules) {
 
 // The tutorial's remaining reach into the library: its checkpoint view maps Hugging Face names
 // through the family table, which the model-core issue (one family registry in C++) replaces.
-const TUTORIAL_EXCEPTIONS = new Set(['web/tutorial/checkpoint.js -> web/src/models/model.js']);
+const TUTORIAL_EXCEPTIONS = new Set(['web/tutorial/checkpoint.js -> web/src/models/families.js', 'web/tutorial/checkpoint.js -> web/src/models/checkpoint.js']);
 
 const rules = layerRules(fs.readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8'));
 

@@ -1,12 +1,13 @@
 // A real Hugging Face checkpoint for the tutorial: config.json → spec (attnkit's loaders), the
 // .safetensors tensors, an attnkit Model for the reference pass, and the tables and layer-0
-// attention weights that the step-by-step sections take apart, found through model.js's name table.
+// attention weights that the step-by-step sections take apart, found through families.js's name table.
 // The result has the shape of default_weights.js, so the pipeline does not care where its weights
 // came from.
 
-import { FAMILIES, readCheckpoint } from '../src/models/model.js';
+import { FAMILIES } from '../src/models/families.js';
+import { readCheckpoint } from '../src/models/checkpoint.js';
 
-// The Hugging Face name of a weight, from model.js's family table (the one Model.setWeights uses):
+// The Hugging Face name of a weight, from families.js's table (the one Model.setWeights uses):
 // `role` is the module weight it maps to ('word', 'qWeight', 'norm1.weight', ...).
 function hfName(table, role) {
   return Object.keys(table).find((name) => table[name] === role);

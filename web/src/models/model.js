@@ -1,117 +1,20 @@
 // A Transformer model from Hugging Face files: config.json (mapped by the C++ loaders module,
 // src/attnkit/models/model_config.hpp) and .safetensors weights under their Hugging Face names, built from
-// an Embeddings module, EncoderLayers and a final norm.
+// an Embeddings module, EncoderLayers and a final norm. The families' weight names are in families.js,
+// the reading of a checkpoint folder in checkpoint.js.
 import { AttnkitError } from '../runtime/errors.js';
 import { Tensor } from '../runtime/tensor.js';
-import { boolean, callback, describe, idsInput, options as checkOptions } from '../runtime/args.js';
+import { boolean, describe, idsInput, options as checkOptions } from '../runtime/args.js';
 import { Embeddings } from '../nn/embeddings.js';
 import { paddingMaskFromAttentionMask } from '../ops/masks.js';
 import { EncoderLayer } from '../nn/encoder_layer.js';
-import { loadSafetensors, storedSafetensors } from '../formats/safetensors.js';
-import { loaders } from '../runtime/loaders.js';
-import { convertHint, fileSource, readJson, readText } from '../formats/file_source.js';
+import { loadSafetensors } from '../formats/safetensors.js';
 import { generate, generateText } from './generate.js';
-import { textInput } from '../runtime/read_bytes.js';
+import { FAMILIES, modelSpec } from './families.js';
+import { readCheckpoint } from './checkpoint.js';
 
-// Per family: the checkpoint prefixes to strip (heads' checkpoints nest the base model), and each
-// Hugging Face tensor name -> [module, weight] with module 'embeddings', a layer number, or
-// 'final'. Names matching `ignore` are buffers, not weights.
-export const FAMILIES = {
-  bert: {
-    prefixes: ['bert.', 'roberta.'],
-    embeddings: {
-      'embeddings.word_embeddings.weight': 'word', 'embeddings.position_embeddings.weight': 'position',
-      'embeddings.token_type_embeddings.weight': 'tokenType', 'embeddings.LayerNorm.weight': 'normWeight',
-      'embeddings.LayerNorm.bias': 'normBias',
-    },
-    layer: /^encoder\.layer\.(\d+)\.(.+)$/,
-    layerPrefix: 'encoder.layer.',
-    layerWeights: {
-      'attention.self.query.weight': 'qWeight', 'attention.self.query.bias': 'qBias',
-      'attention.self.key.weight': 'kWeight', 'attention.self.key.bias': 'kBias',
-      'attention.self.value.weight': 'vWeight', 'attention.self.value.bias': 'vBias',
-      'attention.output.dense.weight': 'outWeight', 'attention.output.dense.bias': 'outBias',
-      'attention.output.LayerNorm.weight': 'norm1.weight', 'attention.output.LayerNorm.bias': 'norm1.bias',
-      'intermediate.dense.weight': 'linear1.weight', 'intermediate.dense.bias': 'linear1.bias',
-      'output.dense.weight': 'linear2.weight', 'output.dense.bias': 'linear2.bias',
-      'output.LayerNorm.weight': 'norm2.weight', 'output.LayerNorm.bias': 'norm2.bias',
-    },
-    final: {},
-    // The masked-LM heads (BertForMaskedLM's cls.predictions.*, RobertaForMaskedLM's lm_head.*),
-    // top-level names; the decoder is the word table (tied: a stored decoder.weight is the same
-    // tensor, which transformers ties on load too) and decoder.bias an alias of the head's bias.
-    mlm: {
-      'cls.predictions.transform.dense.weight': 'denseWeight', 'cls.predictions.transform.dense.bias': 'denseBias',
-      'cls.predictions.transform.LayerNorm.weight': 'normWeight', 'cls.predictions.transform.LayerNorm.bias': 'normBias',
-      'cls.predictions.bias': 'bias',
-      'lm_head.dense.weight': 'denseWeight', 'lm_head.dense.bias': 'denseBias',
-      'lm_head.layer_norm.weight': 'normWeight', 'lm_head.layer_norm.bias': 'normBias',
-      'lm_head.bias': 'bias',
-    },
-    tiedDecoder: /^(cls\.predictions|lm_head)\.decoder\.(weight|bias)$/,
-    // BertModel's pooler: tanh(dense(h[:, 0])).
-    pooler: { 'pooler.dense.weight': 'weight', 'pooler.dense.bias': 'bias' },
-    ignore: /^embeddings\.position_ids$|^embeddings\.token_type_ids$/,
-    configKeys: {
-      dim: 'hidden_size', numHeads: 'num_attention_heads', numKvHeads: 'num_attention_heads', headDim: 'head size',
-      ffnDim: 'intermediate_size', vocabSize: 'vocab_size', maxPositions: 'max_position_embeddings',
-      typeVocabSize: 'type_vocab_size',
-    },
-  },
-  gpt2: {
-    prefixes: ['transformer.'],
-    embeddings: { 'wte.weight': 'word', 'wpe.weight': 'position' },
-    layer: /^h\.(\d+)\.(.+)$/,
-    layerPrefix: 'h.',
-    layerWeights: {
-      'ln_1.weight': 'norm1.weight', 'ln_1.bias': 'norm1.bias',
-      'attn.c_attn.weight': 'inProjWeight', 'attn.c_attn.bias': 'inProjBias',
-      'attn.c_proj.weight': 'outWeight', 'attn.c_proj.bias': 'outBias',
-      'ln_2.weight': 'norm2.weight', 'ln_2.bias': 'norm2.bias',
-      'mlp.c_fc.weight': 'linear1.weight', 'mlp.c_fc.bias': 'linear1.bias',
-      'mlp.c_proj.weight': 'linear2.weight', 'mlp.c_proj.bias': 'linear2.bias',
-    },
-    final: { 'ln_f.weight': 'weight', 'ln_f.bias': 'bias' },
-    ignore: /^h\.\d+\.attn\.(bias|masked_bias)$/, // the causal-mask buffers of older checkpoints
-    configKeys: {
-      dim: 'n_embd', numHeads: 'n_head', numKvHeads: 'n_head', headDim: 'head size', ffnDim: 'n_inner',
-      vocabSize: 'vocab_size', maxPositions: 'n_positions',
-    },
-  },
-  llama: {
-    prefixes: ['model.'],
-    embeddings: { 'embed_tokens.weight': 'word' },
-    layer: /^layers\.(\d+)\.(.+)$/,
-    layerPrefix: 'layers.',
-    layerWeights: {
-      'input_layernorm.weight': 'norm1.weight', 'post_attention_layernorm.weight': 'norm2.weight',
-      'self_attn.q_proj.weight': 'qWeight', 'self_attn.k_proj.weight': 'kWeight',
-      'self_attn.v_proj.weight': 'vWeight', 'self_attn.o_proj.weight': 'outWeight',
-      'self_attn.q_proj.bias': 'qBias', 'self_attn.k_proj.bias': 'kBias', 'self_attn.v_proj.bias': 'vBias',
-      'self_attn.o_proj.bias': 'outBias',
-      'mlp.gate_proj.weight': 'gate.weight', 'mlp.up_proj.weight': 'linear1.weight',
-      'mlp.down_proj.weight': 'linear2.weight', 'mlp.gate_proj.bias': 'gate.bias',
-      'mlp.up_proj.bias': 'linear1.bias', 'mlp.down_proj.bias': 'linear2.bias',
-    },
-    final: { 'norm.weight': 'weight' },
-    ignore: /^layers\.\d+\.self_attn\.rotary_emb\.inv_freq$/,
-    configKeys: {
-      dim: 'hidden_size', numHeads: 'num_attention_heads', numKvHeads: 'num_key_value_heads', headDim: 'head_dim',
-      ffnDim: 'intermediate_size', vocabSize: 'vocab_size', maxPositions: 'max_position_embeddings',
-    },
-  },
-};
-FAMILIES.roberta = FAMILIES.bert;
-
-/** config.json (text, bytes, parsed object, or Response) -> the model spec of model_config.hpp. */
-export async function modelSpec(ak, config) {
-  const fn = 'Model.fromPretrained';
-  const text = await textInput(fn, 'config', config);
-  const heap = await loaders(ak);
-  const bytes = new TextEncoder().encode(text);
-  heap._withInputs([bytes], ([p]) => heap._raw(fn, '_modelSpec', [p, bytes.length]));
-  return JSON.parse(heap._m._modelSpecJson());
-}
+// The package entry (web/attnkit.js) takes modelSpec from here, with Model and loadModel.
+export { modelSpec };
 
 function tensorsOf(weights) {
   return weights && typeof weights.tensors === 'object' ? weights.tensors : weights;
@@ -688,9 +591,6 @@ export class Model {
   }
 }
 
-// Files a checkpoint may come as that attnkit does not read, with what to do about them.
-const OTHER_WEIGHTS = ['pytorch_model.bin', 'pytorch_model.bin.index.json', 'tf_model.h5', 'model.onnx', 'flax_model.msgpack'];
-
 /**
  * A model from a Hugging Face folder: `source` is a base URL, a folder path (Node), picked Files,
  * or an object of file name -> contents; config.json and model.safetensors (or
@@ -709,85 +609,6 @@ export async function loadModel(ak, source, options) {
   }
   const { spec, tensors } = await readCheckpoint(ak, source, options);
   return buildModel(ak, spec, tensors);
-}
-
-/**
- * The spec (from config.json) and the tensors (model.safetensors, or the shards of
- * model.safetensors.index.json) of a Hugging Face folder, without building the model: what
- * Model.fromPretrained reads, for callers that take the tensors apart (the tutorial).
- */
-export async function readCheckpoint(ak, source, options) {
-  const fn = 'Model.fromPretrained';
-  const o = checkOptions(fn, options, ['onProgress', 'signal', 'timeout']);
-  const onProgress = callback(fn, 'onProgress', o.onProgress);
-  const src = fileSource(fn, source, o);
-  if (!(await src.has('config.json'))) {
-    throw new AttnkitError(`${fn}: there is no config.json in ${src.label}`, { code: 'ERR_LOAD', argument: 'config.json' });
-  }
-  const spec = await modelSpec(ak, await readText(fn, src, 'config.json'));
-  // The weights: one file, or shards listed by an index.
-  let files;
-  let index = null;
-  if (await src.has('model.safetensors')) files = ['model.safetensors'];
-  else if (await src.has('model.safetensors.index.json')) {
-    index = await readJson(fn, src, 'model.safetensors.index.json');
-    const map = index?.weight_map;
-    if (!map || typeof map !== 'object' || Array.isArray(map)) {
-      throw new AttnkitError(`${fn}: model.safetensors.index.json has no weight_map object`, {
-        code: 'ERR_INVALID_ARGUMENT', argument: 'model.safetensors.index.json',
-      });
-    }
-    files = [...new Set(Object.values(map))];
-    for (const f of files) {
-      if (typeof f !== 'string' || !/^[\w.-]+\.safetensors$/.test(f) || f.includes('..')) {
-        throw new AttnkitError(`${fn}: model.safetensors.index.json names a shard ${describe(f)}; shards are .safetensors files beside it`,
-          { code: 'ERR_INVALID_ARGUMENT', argument: 'model.safetensors.index.json' });
-      }
-    }
-  } else {
-    for (const other of OTHER_WEIGHTS) {
-      if (await src.has(other)) {
-        throw new AttnkitError(`${fn}: ${src.label} has ${other} but no model.safetensors${convertHint('PyTorch')}`, {
-          code: 'ERR_LOAD', argument: other,
-        });
-      }
-    }
-    throw new AttnkitError(`${fn}: there is no model.safetensors or model.safetensors.index.json in ${src.label}`, {
-      code: 'ERR_LOAD', argument: 'model.safetensors',
-    });
-  }
-  const sizes = await Promise.all(files.map((f) => src.size(f)));
-  const total = sizes.every((s) => s !== undefined) ? sizes.reduce((a, b) => a + b, 0) : undefined;
-  let loaded = 0;
-  const tensors = Object.create(null);
-  const from = new Map();
-  for (const f of files) {
-    const bytes = await src.bytes(f, onProgress && ((n) => onProgress((loaded += n), total)));
-    let state;
-    try {
-      state = await storedSafetensors(ak, bytes); // tensors stay in the file's bytes until written
-    } catch (e) {
-      if (e instanceof AttnkitError) throw new AttnkitError(`${fn}: ${src.where(f)}: ${e.message}`, { code: e.code, argument: f });
-      throw e;
-    }
-    for (const [name, t] of Object.entries(state.tensors)) {
-      if (from.has(name)) {
-        throw new AttnkitError(`${fn}: the tensor '${name}' is in both ${from.get(name)} and ${f}`, { code: 'ERR_INVALID_ARGUMENT', argument: name });
-      }
-      from.set(name, f);
-      tensors[name] = t;
-    }
-  }
-  if (index) {
-    for (const [name, f] of Object.entries(index.weight_map)) {
-      if (from.get(name) !== f) {
-        throw new AttnkitError(`${fn}: model.safetensors.index.json puts '${name}' in ${f}, which does not hold it`, {
-          code: 'ERR_INVALID_ARGUMENT', argument: name,
-        });
-      }
-    }
-  }
-  return { spec, tensors };
 }
 
 function buildModel(ak, spec, state) {

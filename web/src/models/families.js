@@ -1,0 +1,104 @@
+// The model families attnkit builds: how each names its weights in a Hugging Face checkpoint, and
+// config.json -> the model spec (mapped by the C++ loaders module, src/attnkit/models/model_config.hpp).
+import { loaders } from '../runtime/loaders.js';
+import { textInput } from '../runtime/read_bytes.js';
+
+// Per family: the checkpoint prefixes to strip (heads' checkpoints nest the base model), and each
+// Hugging Face tensor name -> [module, weight] with module 'embeddings', a layer number, or
+// 'final'. Names matching `ignore` are buffers, not weights.
+export const FAMILIES = {
+  bert: {
+    prefixes: ['bert.', 'roberta.'],
+    embeddings: {
+      'embeddings.word_embeddings.weight': 'word', 'embeddings.position_embeddings.weight': 'position',
+      'embeddings.token_type_embeddings.weight': 'tokenType', 'embeddings.LayerNorm.weight': 'normWeight',
+      'embeddings.LayerNorm.bias': 'normBias',
+    },
+    layer: /^encoder\.layer\.(\d+)\.(.+)$/,
+    layerPrefix: 'encoder.layer.',
+    layerWeights: {
+      'attention.self.query.weight': 'qWeight', 'attention.self.query.bias': 'qBias',
+      'attention.self.key.weight': 'kWeight', 'attention.self.key.bias': 'kBias',
+      'attention.self.value.weight': 'vWeight', 'attention.self.value.bias': 'vBias',
+      'attention.output.dense.weight': 'outWeight', 'attention.output.dense.bias': 'outBias',
+      'attention.output.LayerNorm.weight': 'norm1.weight', 'attention.output.LayerNorm.bias': 'norm1.bias',
+      'intermediate.dense.weight': 'linear1.weight', 'intermediate.dense.bias': 'linear1.bias',
+      'output.dense.weight': 'linear2.weight', 'output.dense.bias': 'linear2.bias',
+      'output.LayerNorm.weight': 'norm2.weight', 'output.LayerNorm.bias': 'norm2.bias',
+    },
+    final: {},
+    // The masked-LM heads (BertForMaskedLM's cls.predictions.*, RobertaForMaskedLM's lm_head.*),
+    // top-level names; the decoder is the word table (tied: a stored decoder.weight is the same
+    // tensor, which transformers ties on load too) and decoder.bias an alias of the head's bias.
+    mlm: {
+      'cls.predictions.transform.dense.weight': 'denseWeight', 'cls.predictions.transform.dense.bias': 'denseBias',
+      'cls.predictions.transform.LayerNorm.weight': 'normWeight', 'cls.predictions.transform.LayerNorm.bias': 'normBias',
+      'cls.predictions.bias': 'bias',
+      'lm_head.dense.weight': 'denseWeight', 'lm_head.dense.bias': 'denseBias',
+      'lm_head.layer_norm.weight': 'normWeight', 'lm_head.layer_norm.bias': 'normBias',
+      'lm_head.bias': 'bias',
+    },
+    tiedDecoder: /^(cls\.predictions|lm_head)\.decoder\.(weight|bias)$/,
+    // BertModel's pooler: tanh(dense(h[:, 0])).
+    pooler: { 'pooler.dense.weight': 'weight', 'pooler.dense.bias': 'bias' },
+    ignore: /^embeddings\.position_ids$|^embeddings\.token_type_ids$/,
+    configKeys: {
+      dim: 'hidden_size', numHeads: 'num_attention_heads', numKvHeads: 'num_attention_heads', headDim: 'head size',
+      ffnDim: 'intermediate_size', vocabSize: 'vocab_size', maxPositions: 'max_position_embeddings',
+      typeVocabSize: 'type_vocab_size',
+    },
+  },
+  gpt2: {
+    prefixes: ['transformer.'],
+    embeddings: { 'wte.weight': 'word', 'wpe.weight': 'position' },
+    layer: /^h\.(\d+)\.(.+)$/,
+    layerPrefix: 'h.',
+    layerWeights: {
+      'ln_1.weight': 'norm1.weight', 'ln_1.bias': 'norm1.bias',
+      'attn.c_attn.weight': 'inProjWeight', 'attn.c_attn.bias': 'inProjBias',
+      'attn.c_proj.weight': 'outWeight', 'attn.c_proj.bias': 'outBias',
+      'ln_2.weight': 'norm2.weight', 'ln_2.bias': 'norm2.bias',
+      'mlp.c_fc.weight': 'linear1.weight', 'mlp.c_fc.bias': 'linear1.bias',
+      'mlp.c_proj.weight': 'linear2.weight', 'mlp.c_proj.bias': 'linear2.bias',
+    },
+    final: { 'ln_f.weight': 'weight', 'ln_f.bias': 'bias' },
+    ignore: /^h\.\d+\.attn\.(bias|masked_bias)$/, // the causal-mask buffers of older checkpoints
+    configKeys: {
+      dim: 'n_embd', numHeads: 'n_head', numKvHeads: 'n_head', headDim: 'head size', ffnDim: 'n_inner',
+      vocabSize: 'vocab_size', maxPositions: 'n_positions',
+    },
+  },
+  llama: {
+    prefixes: ['model.'],
+    embeddings: { 'embed_tokens.weight': 'word' },
+    layer: /^layers\.(\d+)\.(.+)$/,
+    layerPrefix: 'layers.',
+    layerWeights: {
+      'input_layernorm.weight': 'norm1.weight', 'post_attention_layernorm.weight': 'norm2.weight',
+      'self_attn.q_proj.weight': 'qWeight', 'self_attn.k_proj.weight': 'kWeight',
+      'self_attn.v_proj.weight': 'vWeight', 'self_attn.o_proj.weight': 'outWeight',
+      'self_attn.q_proj.bias': 'qBias', 'self_attn.k_proj.bias': 'kBias', 'self_attn.v_proj.bias': 'vBias',
+      'self_attn.o_proj.bias': 'outBias',
+      'mlp.gate_proj.weight': 'gate.weight', 'mlp.up_proj.weight': 'linear1.weight',
+      'mlp.down_proj.weight': 'linear2.weight', 'mlp.gate_proj.bias': 'gate.bias',
+      'mlp.up_proj.bias': 'linear1.bias', 'mlp.down_proj.bias': 'linear2.bias',
+    },
+    final: { 'norm.weight': 'weight' },
+    ignore: /^layers\.\d+\.self_attn\.rotary_emb\.inv_freq$/,
+    configKeys: {
+      dim: 'hidden_size', numHeads: 'num_attention_heads', numKvHeads: 'num_key_value_heads', headDim: 'head_dim',
+      ffnDim: 'intermediate_size', vocabSize: 'vocab_size', maxPositions: 'max_position_embeddings',
+    },
+  },
+};
+FAMILIES.roberta = FAMILIES.bert;
+
+/** config.json (text, bytes, parsed object, or Response) -> the model spec of model_config.hpp. */
+export async function modelSpec(ak, config) {
+  const fn = 'Model.fromPretrained';
+  const text = await textInput(fn, 'config', config);
+  const heap = await loaders(ak);
+  const bytes = new TextEncoder().encode(text);
+  heap._withInputs([bytes], ([p]) => heap._raw(fn, '_modelSpec', [p, bytes.length]));
+  return JSON.parse(heap._m._modelSpecJson());
+}
