@@ -26,6 +26,7 @@
 #include "attnkit/ops/positional.hpp"
 #include "attnkit/ops/rotary.hpp"
 #include "attnkit/core/status.hpp"
+#include "boundary.generated.hpp"
 #include "raw.hpp"
 
 using namespace attnkit;
@@ -193,35 +194,12 @@ int attention_raw(uintptr_t slot, uintptr_t q, uintptr_t k, uintptr_t v, uintptr
   });
 }
 
-// A rotary configuration as 15 doubles (the order of web/attention.js rotaryConfig()):
-// headDim, rotaryDim, base, layout, scaling, factor, originalMaxPositions, lowFreqFactor,
-// highFreqFactor, betaFast, betaSlow, attentionFactor (NaN = derived), mscale, mscaleAllDim,
-// truncate.
-RotaryConfig rotary_config_from(const double* c) {
-  RotaryConfig r;
-  r.head_dim = c[0];
-  r.rotary_dim = c[1];
-  r.base = c[2];
-  r.layout = static_cast<RotaryLayout>(static_cast<int>(c[3]));
-  r.scaling = static_cast<RotaryScaling>(static_cast<int>(c[4]));
-  r.factor = c[5];
-  r.original_max_positions = c[6];
-  r.low_freq_factor = c[7];
-  r.high_freq_factor = c[8];
-  r.beta_fast = c[9];
-  r.beta_slow = c[10];
-  r.attention_factor = c[11];
-  r.mscale = c[12];
-  r.mscale_all_dim = c[13];
-  r.truncate = c[14] != 0;
-  return r;
-}
 
 // x: [B, H, L, d] (x_length elements). positions: pos_kind 0 = offset + arange(L), 1 = [L],
 // 2 = [B, L].
 int rotary_raw(uintptr_t slot, uintptr_t x, double x_length, double batch, double heads, double length,
                uintptr_t positions, double positions_length, int pos_kind, double offset, uintptr_t config) {
-  const RotaryConfig c = rotary_config_from(in<double>(config));
+  const RotaryConfig c = boundary::read_RotaryConfig(in<double>(config));
   Status s = check_rotary(c);
   if (s.ok()) s = check_integer("batch", batch, 0, 1 << 24);
   if (s.ok()) s = check_integer("heads", heads, 0, 1 << 24);
@@ -247,7 +225,7 @@ int rotary_raw(uintptr_t slot, uintptr_t x, double x_length, double batch, doubl
 
 // Inverse frequencies [rotaryDim / 2] followed by the attention factor.
 int rotary_frequencies_raw(uintptr_t slot, uintptr_t config, double seq_len) {
-  const RotaryConfig c = rotary_config_from(in<double>(config));
+  const RotaryConfig c = boundary::read_RotaryConfig(in<double>(config));
   Status s = check_rotary(c);
   if (s.ok()) s = check_integer("seqLength", seq_len, 0, 1 << 24);
   if (!s.ok()) return fail(std::move(s));
@@ -312,23 +290,10 @@ MultiHeadAttention::Inputs attention_inputs(uintptr_t query, const double* sizes
   return x;
 }
 
-// Creates a module; its handle goes to result slot [0].
-int embeddings_create(uintptr_t slot, double vocab, double dim, double max_positions, double type_vocab,
-                      int positional, double scale, double padding_idx, int norm, double eps, double base,
-                      int layout) {
-  EmbeddingsConfig c;
-  c.vocab_size = vocab;
-  c.dim = dim;
-  c.max_positions = max_positions;
-  c.type_vocab_size = type_vocab;
-  c.positional = static_cast<PositionKind>(positional);
-  c.scale = scale;
-  c.padding_idx = padding_idx;
-  c.norm = static_cast<NormKind>(norm);
-  c.eps = eps;
-  c.sinusoidal_base = base;
-  c.sinusoidal_layout = static_cast<SinusoidalLayout>(layout);
-  return g_embeddings.create(slot, c);
+// Creates a module from an EmbeddingsConfig as bindings/boundary.json declares it; its handle goes
+// to result slot [0].
+int embeddings_create(uintptr_t slot, uintptr_t config) {
+  return g_embeddings.create(slot, boundary::read_EmbeddingsConfig(in<double>(config)));
 }
 
 int embeddings_weight(uintptr_t slot, double handle, int which, double length, bool check_only) {
@@ -390,23 +355,10 @@ int linear_raw(uintptr_t slot, uintptr_t x, double x_length, double rows, double
   });
 }
 
-// config: 10 doubles [dim, heads, kvHeads, headDim, kdim, vdim, bias, outBias, positional, scale
-// (NaN = default)], the 15 rotary doubles of rotary_config_from, then weightLayout (0 = [out, in],
-// 1 = [in, out]): kMhaConfig doubles.
-constexpr int kMhaConfig = 26;
-MultiHeadAttentionConfig mha_config_from(const double* c) {
-  MultiHeadAttentionConfig m;
-  m.dim = c[0], m.heads = c[1], m.kv_heads = c[2], m.head_dim = c[3], m.kdim = c[4], m.vdim = c[5];
-  m.bias = c[6] != 0, m.out_bias = c[7] != 0;
-  m.positional = static_cast<PositionalBias>(static_cast<int>(c[8]));
-  m.scale = c[9];
-  m.rotary = rotary_config_from(c + 10);
-  m.layout = static_cast<WeightLayout>(static_cast<int>(c[25]));
-  return m;
-}
+// config: a MultiHeadAttentionConfig as bindings/boundary.json declares it.
 
 int mha_create(uintptr_t slot, uintptr_t config) {
-  return g_mha.create(slot, mha_config_from(in<double>(config)));
+  return g_mha.create(slot, boundary::read_MultiHeadAttentionConfig(in<double>(config)));
 }
 
 int mha_weight(uintptr_t slot, double handle, int which, double length, bool check_only) {
@@ -449,23 +401,10 @@ int activation_raw(uintptr_t slot, uintptr_t x, double n, int kind) {
   });
 }
 
-// The layer settings: 7 doubles [ffnDim, activation, normPlacement, norm, eps, ffnBias, ffnGated].
-LayerSettings layer_settings_from(const double* c) {
-  LayerSettings l;
-  l.ffn_dim = c[0];
-  l.activation = static_cast<Activation>(static_cast<int>(c[1]));
-  l.placement = static_cast<NormPlacement>(static_cast<int>(c[2]));
-  l.norm = static_cast<NormKind>(static_cast<int>(c[3]));
-  l.eps = c[4];
-  l.ffn_bias = c[5] != 0;
-  l.ffn_gated = c[6] != 0;
-  return l;
-}
 
-// config: the attention's kMhaConfig doubles, then the 7 of layer_settings_from.
+// config: an EncoderLayerConfig as bindings/boundary.json declares it.
 int layer_create(uintptr_t slot, uintptr_t config) {
-  const double* c = in<double>(config);
-  return g_layers.create(slot, EncoderLayerConfig{mha_config_from(c), layer_settings_from(c + kMhaConfig)});
+  return g_layers.create(slot, boundary::read_EncoderLayerConfig(in<double>(config)));
 }
 
 int layer_weight(uintptr_t slot, double handle, int which, double length, bool check_only) {
@@ -539,11 +478,9 @@ int layer_cache_write(uintptr_t slot, double handle, uintptr_t k, uintptr_t v, u
 
 void layer_free(double handle) { g_layers.free(handle); }
 
-// config: self-attention (kMhaConfig), cross-attention (kMhaConfig), layer settings (7).
+// config: a DecoderLayerConfig as bindings/boundary.json declares it.
 int decoder_create(uintptr_t slot, uintptr_t config) {
-  const double* c = in<double>(config);
-  return g_decoders.create(
-      slot, DecoderLayerConfig{mha_config_from(c), mha_config_from(c + kMhaConfig), layer_settings_from(c + 2 * kMhaConfig)});
+  return g_decoders.create(slot, boundary::read_DecoderLayerConfig(in<double>(config)));
 }
 
 int decoder_weight(uintptr_t slot, double handle, int which, double length, bool check_only) {

@@ -13,6 +13,7 @@ import { AttnkitError } from './src/runtime/errors.js';
 import { WasmHeap } from './src/runtime/heap.js';
 import { isNode, readPackageWasm } from './src/runtime/read_bytes.js';
 import { Tensor } from './src/runtime/tensor.js';
+import { ENUMS } from './src/runtime/boundary.generated.js';
 import { describe, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from './src/runtime/args.js';
 import { Embeddings } from './src/nn/embeddings.js';
 import * as masks from './src/ops/masks.js';
@@ -260,7 +261,7 @@ export class Attnkit extends WasmHeap {
       num(fn, 'dim', dim),
       num(fn, 'base', base),
       num(fn, 'offset', offset),
-      oneOf(fn, 'layout', layout, ['interleaved', 'split']),
+      oneOf(fn, 'layout', layout, ENUMS.SinusoidalLayout),
     ];
     const data = this._call(fn, '_sinusoidal', args, out);
     return new Tensor('float32', data, [length, dim]);
@@ -432,7 +433,7 @@ export class Attnkit extends WasmHeap {
   activation(x, kind = 'gelu') {
     const fn = 'activation';
     const t = floatInput(fn, 'x', x);
-    const k = oneOf(fn, 'kind', kind === 'gelu_new' ? 'gelu_tanh' : kind, ['relu', 'gelu', 'gelu_tanh', 'silu']);
+    const k = oneOf(fn, 'kind', kind === 'gelu_new' ? 'gelu_tanh' : kind, ENUMS.Activation);
     const data = this._withInputs([t.data], ([px]) => this._call(fn, '_activation', [px, t.data.length, k]));
     return new Tensor('float32', data, t.dims);
   }

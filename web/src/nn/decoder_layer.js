@@ -9,12 +9,9 @@ import {
   ALIASES as ATTENTION_ALIASES, WEIGHTS as ATTENTION_WEIGHTS, attentionConfig, attentionInputs, attentionShapes,
   sequenceInput,
 } from './multi_head_attention.js';
-import { FFN_ALIASES, FFN_WEIGHTS, LAYER_OPTIONS, layerSettings, layerShapes, prefixed } from './encoder_layer.js';
+import { FFN_ALIASES, LAYER_OPTIONS, layerSettings, layerShapes, prefixed } from './encoder_layer.js';
+import { WEIGHTS, writeDecoderLayerConfig } from '../runtime/boundary.generated.js';
 
-const CROSS = ATTENTION_WEIGHTS.map((k) => `cross.${k}`);
-const norms = Array.from({ length: 12 }, (_, i) => `norm${(i >> 1) + 1}.${i & 1 ? 'bias' : 'weight'}`);
-// Index = the C++ weight number: self-attention 0..9, cross 10..19, norm1..6 20..31, feed-forward 32..37.
-const WEIGHTS = [...ATTENTION_WEIGHTS, ...CROSS, ...norms, ...FFN_WEIGHTS];
 // torch.nn.TransformerDecoderLayer names: self_attn.*, multihead_attn.*.
 const ALIASES = {
   ...prefixed('self_attn'),
@@ -46,9 +43,9 @@ export class DecoderLayer extends HandleModule {
     });
     const l = layerSettings(fn, options);
     this.config = { ...self.config, ...l.config, crossAttention: cross.config };
-    const handle = ak._withInputs([new Float64Array([...self.vector, ...cross.vector, ...l.vector])],
-      ([pc]) => ak._raw(fn, '_decoderCreate', [pc])[0]);
-    this._adopt(ak, handle, 'DecoderLayer', { free: '_decoderFree', weight: '_decoderWeight' }, WEIGHTS, ALIASES);
+    const wire = writeDecoderLayerConfig({ selfAttention: self.fields, crossAttention: cross.fields, layer: l.fields });
+    const handle = ak._withInputs([wire], ([pc]) => ak._raw(fn, '_decoderCreate', [pc])[0]);
+    this._adopt(ak, handle, 'DecoderLayer', { free: '_decoderFree', weight: '_decoderWeight' }, WEIGHTS.DecoderLayer, ALIASES);
   }
 
   _shapes() {

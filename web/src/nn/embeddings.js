@@ -4,8 +4,7 @@ import { AttnkitError } from '../runtime/errors.js';
 import { HandleModule } from './handle_module.js';
 import { Tensor } from '../runtime/tensor.js';
 import { idsInput, num, oneOf, options as checkOptions } from '../runtime/args.js';
-
-const WEIGHTS = ['word', 'position', 'tokenType', 'normWeight', 'normBias'];
+import { ENUMS, WEIGHTS, writeEmbeddingsConfig } from '../runtime/boundary.generated.js';
 
 export class Embeddings extends HandleModule {
   /**
@@ -22,24 +21,25 @@ export class Embeddings extends HandleModule {
       'paddingIdx', 'norm', 'eps', 'sinusoidal']);
     const sinusoidal = checkOptions(fn, sinusoidalOptions, ['base', 'layout'], 'sinusoidal');
     const s = scale === true ? Math.sqrt(num(fn, 'dim', dim)) : scale === false ? 1 : num(fn, 'scale', scale);
-    const normKind = oneOf(fn, 'norm', norm, ['none', 'layernorm', 'rmsnorm']);
-    const e = eps === undefined ? (normKind === 2 ? 1e-6 : 1e-12) : num(fn, 'eps', eps);
-    const args = [
-      num(fn, 'vocabSize', vocabSize),
-      num(fn, 'dim', dim),
-      num(fn, 'maxPositions', maxPositions),
-      num(fn, 'typeVocabSize', typeVocabSize),
-      oneOf(fn, 'positional', positional, ['none', 'sinusoidal', 'learned']),
-      s,
-      paddingIdx === undefined || paddingIdx === null ? -1 : num(fn, 'paddingIdx', paddingIdx),
-      normKind,
-      e,
-      num(fn, 'sinusoidal.base', sinusoidal.base ?? 10000),
-      oneOf(fn, 'sinusoidal.layout', sinusoidal.layout ?? 'interleaved', ['interleaved', 'split']),
-    ];
+    oneOf(fn, 'norm', norm, ENUMS.NormKind);
+    const e = eps === undefined ? (norm === 'rmsnorm' ? 1e-6 : 1e-12) : num(fn, 'eps', eps);
+    const layout = sinusoidal.layout ?? 'interleaved';
+    const wire = writeEmbeddingsConfig({
+      vocabSize: num(fn, 'vocabSize', vocabSize),
+      dim: num(fn, 'dim', dim),
+      maxPositions: num(fn, 'maxPositions', maxPositions),
+      typeVocabSize: num(fn, 'typeVocabSize', typeVocabSize),
+      positional: ENUMS.PositionKind[oneOf(fn, 'positional', positional, ENUMS.PositionKind)],
+      scale: s,
+      paddingIdx: paddingIdx === undefined || paddingIdx === null ? -1 : num(fn, 'paddingIdx', paddingIdx),
+      norm,
+      eps: e,
+      sinusoidalBase: num(fn, 'sinusoidal.base', sinusoidal.base ?? 10000),
+      sinusoidalLayout: ENUMS.SinusoidalLayout[oneOf(fn, 'sinusoidal.layout', layout, ENUMS.SinusoidalLayout)],
+    });
     this.config = { vocabSize, dim, maxPositions, typeVocabSize, positional, scale: s, paddingIdx, norm, eps: e };
-    const handle = ak._raw(fn, '_embeddingsCreate', args)[0];
-    this._adopt(ak, handle, 'Embeddings', { free: '_embeddingsFree', weight: '_embeddingsWeight' }, WEIGHTS);
+    const handle = ak._withInputs([wire], ([pc]) => ak._raw(fn, '_embeddingsCreate', [pc])[0]);
+    this._adopt(ak, handle, 'Embeddings', { free: '_embeddingsFree', weight: '_embeddingsWeight' }, WEIGHTS.Embeddings);
   }
 
   // Each weight's dims (setWeights checks tensors against them).

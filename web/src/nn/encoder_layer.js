@@ -2,6 +2,7 @@
 // block with residuals and post / pre / sandwich normalisation.
 import { HandleModule } from './handle_module.js';
 import { boolean, num, oneOf, optionalNumber, options as checkOptions } from '../runtime/args.js';
+import { ENUMS, WEIGHTS, writeEncoderLayerConfig } from '../runtime/boundary.generated.js';
 import {
   ALIASES as ATTENTION_ALIASES, ATTENTION_OPTIONS, WEIGHTS as ATTENTION_WEIGHTS, attentionConfig, attentionInputs,
   attentionResult, attentionShapes, matrixDims, sequenceInput,
@@ -11,10 +12,7 @@ import {
 export const LAYER_OPTIONS = [...ATTENTION_OPTIONS, 'ffnDim', 'activation', 'normPlacement', 'norm', 'eps', 'ffnBias',
   'ffnGated'];
 
-export const FFN_WEIGHTS = ['linear1.weight', 'linear1.bias', 'linear2.weight', 'linear2.bias', 'gate.weight', 'gate.bias'];
-const norms = (n) => Array.from({ length: 2 * n }, (_, i) => `norm${(i >> 1) + 1}.${i & 1 ? 'bias' : 'weight'}`);
-// Index = the C++ weight number: the attention's 0..9, norm1..norm4 10..17, feed-forward 18..23.
-const WEIGHTS = [...ATTENTION_WEIGHTS, ...norms(4), ...FFN_WEIGHTS];
+export const FFN_WEIGHTS = WEIGHTS.FeedForward;
 // Hugging Face's LLaMA MLP names for the gated feed-forward.
 export const FFN_ALIASES = {
   'mlp.up_proj.weight': 'linear1.weight', 'mlp.gate_proj.weight': 'gate.weight', 'mlp.down_proj.weight': 'linear2.weight',
@@ -28,18 +26,23 @@ export function prefixed(prefix) {
   ]);
 }
 
-// The layer settings after the attention's config: the 7 doubles of bindings layer_settings_from.
+// The LayerSettings fields (bindings/boundary.json) and the layer's part of the config it reports.
 export function layerSettings(fn, options) {
   const {
     ffnDim, activation = 'gelu', normPlacement = 'post', norm = 'layernorm', eps = 1e-5, ffnBias = true,
     ffnGated = false,
   } = options;
   const act = activation === 'gelu_new' ? 'gelu_tanh' : activation;
-  const vector = [num(fn, 'ffnDim', ffnDim), oneOf(fn, 'activation', act, ['relu', 'gelu', 'gelu_tanh', 'silu']),
-    oneOf(fn, 'normPlacement', normPlacement, ['post', 'pre', 'sandwich']),
-    oneOf(fn, 'norm', norm, ['none', 'layernorm', 'rmsnorm']), optionalNumber(fn, 'eps', eps, 1e-5),
-    boolean(fn, 'ffnBias', ffnBias) ? 1 : 0, boolean(fn, 'ffnGated', ffnGated) ? 1 : 0];
-  return { vector, config: { ffnDim, activation: act, normPlacement, norm, eps, ffnBias, ffnGated } };
+  const fields = {
+    ffnDim: num(fn, 'ffnDim', ffnDim),
+    activation: ENUMS.Activation[oneOf(fn, 'activation', act, ENUMS.Activation)],
+    normPlacement: ENUMS.NormPlacement[oneOf(fn, 'normPlacement', normPlacement, ENUMS.NormPlacement)],
+    norm: ENUMS.NormKind[oneOf(fn, 'norm', norm, ENUMS.NormKind)],
+    eps: optionalNumber(fn, 'eps', eps, 1e-5),
+    ffnBias: boolean(fn, 'ffnBias', ffnBias),
+    ffnGated: boolean(fn, 'ffnGated', ffnGated),
+  };
+  return { fields, config: { ffnDim, activation: act, normPlacement, norm, eps, ffnBias, ffnGated } };
 }
 
 /** Dims of the norms' (norm1 .. normN) and the feed-forward's weights for a layer config. */
@@ -69,9 +72,9 @@ export class EncoderLayer extends HandleModule {
     const a = attentionConfig(fn, options);
     const l = layerSettings(fn, options);
     this.config = { ...a.config, ...l.config };
-    const handle = ak._withInputs([new Float64Array([...a.vector, ...l.vector])],
-      ([pc]) => ak._raw(fn, '_layerCreate', [pc])[0]);
-    this._adopt(ak, handle, 'EncoderLayer', { free: '_layerFree', weight: '_layerWeight' }, WEIGHTS,
+    const wire = writeEncoderLayerConfig({ attention: a.fields, layer: l.fields });
+    const handle = ak._withInputs([wire], ([pc]) => ak._raw(fn, '_layerCreate', [pc])[0]);
+    this._adopt(ak, handle, 'EncoderLayer', { free: '_layerFree', weight: '_layerWeight' }, WEIGHTS.EncoderLayer,
       { ...prefixed('self_attn'), ...FFN_ALIASES });
   }
 

@@ -5,12 +5,12 @@ import { HandleModule } from './handle_module.js';
 import { Tensor } from '../runtime/tensor.js';
 import { boolean, finite, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from '../runtime/args.js';
 import { combineMasks, maskInput, paddingMaskFromAttentionMask } from '../ops/masks.js';
-import { rotaryConfig } from '../ops/rotary.js';
+import { rotaryFields } from '../ops/rotary.js';
+import { ENUMS, WEIGHTS as BOUNDARY_WEIGHTS, writeMultiHeadAttentionConfig } from '../runtime/boundary.generated.js';
 
 // Weight names (index = the C++ MhaWeight), with the PyTorch and Hugging Face spellings accepted
 // by setWeights so that a state dict can be passed as it is.
-export const WEIGHTS = ['qWeight', 'kWeight', 'vWeight', 'inProjWeight', 'outWeight', 'qBias', 'kBias', 'vBias',
-  'inProjBias', 'outBias'];
+export const WEIGHTS = BOUNDARY_WEIGHTS.MultiHeadAttention;
 export const ALIASES = {
   in_proj_weight: 'inProjWeight', in_proj_bias: 'inProjBias',
   q_proj_weight: 'qWeight', k_proj_weight: 'kWeight', v_proj_weight: 'vWeight',
@@ -40,8 +40,8 @@ export const ATTENTION_OPTIONS = ['dim', 'numHeads', 'numKvHeads', 'headDim', 'k
   'positional', 'rotary', 'scale', 'causal', 'weightLayout'];
 
 /**
- * The 26 doubles of the C++ MultiHeadAttentionConfig (bindings mha_config_from) and the config
- * object the module reports. Shared with EncoderLayer. The caller has checked the option keys.
+ * The MultiHeadAttentionConfig fields (bindings/boundary.json) and the config object the module
+ * reports. Shared with EncoderLayer. The caller has checked the option keys.
  */
 export function attentionConfig(fn, {
   dim, numHeads, numKvHeads = 0, headDim = 0, kdim = 0, vdim = 0, bias = true, outBias = bias,
@@ -51,20 +51,21 @@ export function attentionConfig(fn, {
   const d = num(fn, 'dim', dim);
   const givenHeadDim = optionalNumber(fn, 'headDim', headDim, 0);
   const hd = givenHeadDim || d / heads;
-  const vector = [
-    d, heads, optionalNumber(fn, 'numKvHeads', numKvHeads, 0), givenHeadDim,
-    optionalNumber(fn, 'kdim', kdim, 0), optionalNumber(fn, 'vdim', vdim, 0),
-    boolean(fn, 'bias', bias) ? 1 : 0, boolean(fn, 'outBias', outBias) ? 1 : 0,
-    oneOf(fn, 'positional', positional, ['none', 'rotary', 'alibi']),
-    scale === undefined ? NaN : finite(fn, 'scale', scale),
-    ...rotaryConfig(fn, Number.isInteger(hd) ? hd : 0, rotary),
-    oneOf(fn, 'weightLayout', weightLayout, ['outIn', 'inOut']),
-  ];
+  // Checked in this order (the first bad option is the one reported).
+  const fields = {
+    dim: d, numHeads: heads, numKvHeads: optionalNumber(fn, 'numKvHeads', numKvHeads, 0), headDim: givenHeadDim,
+    kdim: optionalNumber(fn, 'kdim', kdim, 0), vdim: optionalNumber(fn, 'vdim', vdim, 0),
+    bias: boolean(fn, 'bias', bias), outBias: boolean(fn, 'outBias', outBias),
+    positional: ENUMS.PositionalBias[oneOf(fn, 'positional', positional, ENUMS.PositionalBias)],
+    scale: scale === undefined ? NaN : finite(fn, 'scale', scale),
+    rotary: rotaryFields(fn, Number.isInteger(hd) ? hd : 0, rotary),
+    weightLayout: ENUMS.WeightLayout[oneOf(fn, 'weightLayout', weightLayout, ENUMS.WeightLayout)],
+  };
   const config = {
     dim: d, numHeads: heads, numKvHeads: numKvHeads || heads, headDim: hd, kdim: kdim || d, vdim: vdim || d,
     bias, outBias, positional, causal: boolean(fn, 'causal', causal), weightLayout,
   };
-  return { vector, config };
+  return { fields, config };
 }
 
 /** A weight matrix's dims in the config's layout: [out, in] ('outIn'), [in, out] ('inOut'). */
@@ -128,9 +129,9 @@ export class MultiHeadAttention extends HandleModule {
   constructor(ak, options) {
     super();
     const fn = 'MultiHeadAttention';
-    const { vector, config } = attentionConfig(fn, checkOptions(fn, options, ATTENTION_OPTIONS));
+    const { fields, config } = attentionConfig(fn, checkOptions(fn, options, ATTENTION_OPTIONS));
     this.config = config;
-    const handle = ak._withInputs([new Float64Array(vector)], ([pc]) => ak._raw(fn, '_mhaCreate', [pc])[0]);
+    const handle = ak._withInputs([writeMultiHeadAttentionConfig(fields)], ([pc]) => ak._raw(fn, '_mhaCreate', [pc])[0]);
     this._adopt(ak, handle, 'MultiHeadAttention', { free: '_mhaFree', weight: '_mhaWeight' }, WEIGHTS, ALIASES);
   }
 

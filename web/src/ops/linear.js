@@ -2,6 +2,7 @@
 import { AttnkitError } from '../runtime/errors.js';
 import { Tensor } from '../runtime/tensor.js';
 import { floatInput, oneOf, options as checkOptions } from '../runtime/args.js';
+import { ENUMS } from '../runtime/boundary.generated.js';
 
 /**
  * y = x W^T + b over the last dim of x [..., in] -> [..., out]. weight: [out, in] (layout
@@ -14,7 +15,7 @@ export function linear(ak, x, weight, options) {
   const X = floatInput(fn, 'x', x);
   const W = floatInput(fn, 'weight', weight);
   const B = bias === undefined || bias === null ? null : floatInput(fn, 'bias', bias).data;
-  const lay = oneOf(fn, 'layout', layout, ['outIn', 'inOut']);
+  const lay = oneOf(fn, 'layout', layout, ENUMS.WeightLayout);
   const n = X.dims[X.dims.length - 1];
   const shapeError = (argument, message) => new AttnkitError(`${fn}: ${message}`, { code: 'ERR_SHAPE_MISMATCH', argument });
   if (!(n > 0)) throw shapeError('x.dims', `x must end in a nonzero feature dim, got dims ${JSON.stringify(X.dims)}`);

@@ -2,39 +2,43 @@
 import { AttnkitError } from '../runtime/errors.js';
 import { Tensor } from '../runtime/tensor.js';
 import { boolean, describe, floatInput, idsInput, num, oneOf, optionalNumber, options as checkOptions } from '../runtime/args.js';
+import { ENUMS, writeRotaryConfig } from '../runtime/boundary.generated.js';
 
-const SCALINGS = ['none', 'linear', 'dynamic', 'yarn', 'llama3'];
-
-/**
- * The 15 doubles the C++ side reads (bindings/attnkit_bindings.cpp rotary_config_from).
- * scaling: {type, factor, originalMaxPositions, lowFreqFactor, highFreqFactor, betaFast,
- * betaSlow, attentionFactor, mscale, mscaleAllDim, truncate}.
- */
 export const ROTARY_OPTIONS = ['rotaryDim', 'base', 'layout', 'scaling'];
 
-export function rotaryConfig(fn, headDim, rotary, where = 'rotary') {
+/**
+ * The RotaryConfig fields (bindings/boundary.json) of rotary options, checked. scaling: {type,
+ * factor, originalMaxPositions, lowFreqFactor, highFreqFactor, betaFast, betaSlow,
+ * attentionFactor, mscale, mscaleAllDim, truncate}.
+ */
+export function rotaryFields(fn, headDim, rotary, where = 'rotary') {
   const { rotaryDim, base = 10000, layout = 'half', scaling } = checkOptions(fn, rotary, ROTARY_OPTIONS, where);
   const sc = checkOptions(fn, scaling, ['type', 'factor', 'originalMaxPositions', 'lowFreqFactor', 'highFreqFactor',
     'betaFast', 'betaSlow', 'attentionFactor', 'mscale', 'mscaleAllDim', 'truncate'], 'scaling');
   const opt = (key, dflt) => optionalNumber(fn, `scaling.${key}`, sc[key], dflt);
-  return new Float64Array([
-    num(fn, 'headDim', headDim),
-    optionalNumber(fn, 'rotaryDim', rotaryDim, 0),
-    num(fn, 'base', base),
-    oneOf(fn, 'layout', layout, ['half', 'interleaved']),
-    oneOf(fn, 'scaling.type', sc.type ?? 'none', SCALINGS),
-    opt('factor', 1),
-    opt('originalMaxPositions', 0),
-    opt('lowFreqFactor', 1),
-    opt('highFreqFactor', 4),
-    opt('betaFast', 32),
-    opt('betaSlow', 1),
-    opt('attentionFactor', NaN),
-    opt('mscale', 0),
-    opt('mscaleAllDim', 0),
-    sc.truncate === undefined || boolean(fn, 'scaling.truncate', sc.truncate) ? 1 : 0,
-  ]);
+  // Checked in wire order (the first bad option is the one reported).
+  const type = sc.type ?? 'none';
+  return {
+    headDim: num(fn, 'headDim', headDim),
+    rotaryDim: optionalNumber(fn, 'rotaryDim', rotaryDim, 0),
+    base: num(fn, 'base', base),
+    layout: ENUMS.RotaryLayout[oneOf(fn, 'layout', layout, ENUMS.RotaryLayout)],
+    scaling: ENUMS.RotaryScaling[oneOf(fn, 'scaling.type', type, ENUMS.RotaryScaling)],
+    factor: opt('factor', 1),
+    originalMaxPositions: opt('originalMaxPositions', 0),
+    lowFreqFactor: opt('lowFreqFactor', 1),
+    highFreqFactor: opt('highFreqFactor', 4),
+    betaFast: opt('betaFast', 32),
+    betaSlow: opt('betaSlow', 1),
+    attentionFactor: opt('attentionFactor', NaN),
+    mscale: opt('mscale', 0),
+    mscaleAllDim: opt('mscaleAllDim', 0),
+    truncate: sc.truncate === undefined || boolean(fn, 'scaling.truncate', sc.truncate),
+  };
 }
+
+/** The RotaryConfig on the wire (the rotary ops take it as doubles). */
+export const rotaryConfig = (fn, headDim, rotary, where) => writeRotaryConfig(rotaryFields(fn, headDim, rotary, where));
 
 /**
  * Rotates x [batch, heads, length, headDim] (or [heads, length, headDim] or [length, headDim])
