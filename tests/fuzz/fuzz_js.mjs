@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AttnkitError, load } from '../../web/attnkit.js';
 import { loaders } from '../../web/src/runtime/loaders.js';
+import { seededRandom } from '../node/helpers.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SEEDS = path.join(ROOT, 'tests/fuzz/seeds');
@@ -22,16 +23,10 @@ const SLOW_MS = 2000, SLOW_MS_PER_KB = 3;
 const sizeOf = (input) => (typeof input === 'string' ? input.length : Array.isArray(input)
   ? input.reduce((a, x) => a + sizeOf(x), 0) : input && typeof input === 'object' ? sizeOf(input.text ?? '') : 0);
 
-function mulberry32(seed) {
-  let s = seed >>> 0;
-  const next = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-  const int = (n) => Math.floor(next() * n);
+// The tests' seeded generator (tests/node/helpers.mjs), with the draws the mutations need.
+function generator(seed) {
+  const int = seededRandom(seed >>> 0);
+  const next = () => int(1 << 23) / (1 << 23);
   return { next, int, pick: (list) => list[int(list.length)], chance: (p) => next() < p };
 }
 
@@ -226,7 +221,7 @@ export async function fuzzJs({ seconds = 10, seed = 1, ak: given } = {}) {
   const ak = given ?? (await load());
   const heap = await loaders(ak);
   const seeds = readSeeds();
-  const rand = mulberry32(seed);
+  const rand = generator(seed);
   const fz = makeFuzzer(rand, seeds);
   const findings = [];
   const byKind = { tokenizer: 0, pretrained: 0, safetensors: 0, config: 0, loaded: 0 };
