@@ -1,6 +1,6 @@
 // The C++ text steps of WordPiece and byte-level BPE tokenizers (src/text/text_steps.cpp, with Unicode
 // tables generated from this engine) against the JavaScript steps they replace
-// (web/src/text/tokenizer.js normalize / preTokenize): the same ids and offsets on thousands of random
+// (web/src/text/normalizers.js normalize, pre_tokenizers.js preTokenize): the same ids and offsets on thousands of random
 // texts drawn from every kind of character the steps treat differently.
 import test from 'node:test';
 import assert from 'node:assert/strict';
