@@ -141,8 +141,13 @@ for (const ak of [simd, scalar]) {
       m.dispose();
       await assert.rejects(ak.Model.fromPretrained({ config, weights: { ...state.tensors,
         'bert.encoder.layer.2.attention.self.query.weight': q } }), (e) => /config.json gives 2 layers/.test(e.message));
-      await assert.rejects(ak.Model.fromPretrained({ config: { ...config, hidden_size: 4096, num_attention_heads: 32, intermediate_size: 16384, num_hidden_layers: 24 }, weights: state }),
+      const huge = { ...config, hidden_size: 4096, num_attention_heads: 32, intermediate_size: 16384, num_hidden_layers: 24 };
+      await assert.rejects((async () => new ak.Model(await ak.modelSpec(huge)))(),
         (e) => e.code === 'ERR_OUT_OF_MEMORY' && /bytes but the heap has/.test(e.message));
+      // A checkpoint far smaller than its config is refused before anything is allocated (the JS
+      // fuzzer's find: a 600-byte config asked for gigabytes before the weights were checked).
+      await assert.rejects(ak.Model.fromPretrained({ config: huge, weights: state }),
+        (e) => e.code === 'ERR_SHAPE_MISMATCH' && e.argument === 'weights' && /describes a model of \d+ values/.test(e.message));
     };
     // Both wasm modules (the core and the loaders). A first pass leaves what stays allocated by
     // design (handle tables' capacity, each module's last error message); the second must add nothing.

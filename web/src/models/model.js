@@ -20,6 +20,16 @@ function tensorsOf(weights) {
   return weights && typeof weights.tensors === 'object' ? weights.tensors : weights;
 }
 
+// The float32 values a Model of this spec holds: its weights (and the biases and norms a
+// checkpoint may leave at their defaults).
+function modelFloats(spec) {
+  const e = spec.embeddings, l = spec.layer, D = l.dim;
+  const hd = l.headDim * l.numHeads, kv = l.headDim * l.numKvHeads;
+  const perLayer = D * (hd + 2 * kv) + hd * D + (hd + 2 * kv + D) + 8 * D + l.ffnDim * D * (l.ffnGated ? 3 : 2) + 3 * l.ffnDim + D;
+  return (e.vocabSize + (e.positional === 'none' ? 0 : e.maxPositions) + e.typeVocabSize + 2) * e.dim +
+    spec.numLayers * perLayer + 2 * D + (spec.lmHead === 'separate' ? e.vocabSize * D : 0);
+}
+
 export class Model {
   /**
    * spec: from modelSpec (config.json). Weights start unset; call setWeights with a Hugging Face
@@ -34,12 +44,8 @@ export class Model {
     }
     this._modules = [];
     // Every float32 the modules will hold, checked against the heap before the first is allocated.
-    const e = spec.embeddings, l = spec.layer, D = l.dim;
-    const hd = l.headDim * l.numHeads, kv = l.headDim * l.numKvHeads;
-    const perLayer = D * (hd + 2 * kv) + hd * D + (hd + 2 * kv + D) + 8 * D + l.ffnDim * D * (l.ffnGated ? 3 : 2) + 3 * l.ffnDim + D;
-    const floats = (e.vocabSize + (e.positional === 'none' ? 0 : e.maxPositions) + e.typeVocabSize + 2) * e.dim +
-      spec.numLayers * perLayer + 2 * D + (spec.lmHead === 'separate' ? e.vocabSize * D : 0);
-    ak._raw('Model', '_heapCheck', [4 * floats]);
+    const e = spec.embeddings, D = spec.layer.dim;
+    ak._raw('Model', '_heapCheck', [4 * modelFloats(spec)]);
     try {
       this.embeddings = this._own(new Embeddings(ak, spec.embeddings));
       this.layers = [];
@@ -612,6 +618,20 @@ export async function loadModel(ak, source, options) {
 }
 
 function buildModel(ak, spec, state) {
+  // A checkpoint too small for its config.json is refused before the model is allocated: memory
+  // stays a small multiple of what was read (a 600-byte config may otherwise ask for gigabytes
+  // before its weights are found wanting). Every real checkpoint holds its projection and
+  // embedding matrices, well over half of the model's values.
+  const tensors = tensorsOf(state);
+  if (tensors && typeof tensors === 'object') {
+    let given = 0;
+    for (const t of Object.values(tensors)) given += t?.size ?? t?.data?.length ?? t?.length ?? 0;
+    const need = modelFloats(spec);
+    if (given < need / 2) {
+      throw new AttnkitError(`Model.fromPretrained: config.json describes a model of ${need} values, but the checkpoint holds ` +
+        `${given}: it is not this model's checkpoint (or the config's sizes are wrong)`, { code: 'ERR_SHAPE_MISMATCH', argument: 'weights' });
+    }
+  }
   const model = new Model(ak, spec);
   try {
     model.setWeights(state);
