@@ -50,8 +50,8 @@ class SentencePiece : public HeapObject {
 
   // Words of a normalised text (UTF-8) as [begin, end) byte ranges, in order and disjoint.
   using WordSplit = std::function<Status(std::string_view, std::vector<std::pair<std::size_t, std::size_t>>&)>;
-  // The same models as a Hugging Face tokenizer.json describes them (tokenizer.cpp reads the JSON):
-  // the steps around the model are Hugging Face's, not the library's. In order:
+  // The same models as a Hugging Face tokenizer.json describes them (sentencepiece_json.cpp reads
+  // the JSON): the steps around the model are Hugging Face's, not the library's. In order:
   struct Pipeline {
     bool collapse_spaces = false;  // normalizer Replace(Regex " {2,}", " ")
     bool strip_left = false, strip_right = false;  // normalizer Strip (Unicode whitespace)

@@ -27,7 +27,7 @@ namespace attnkit {
 
 // sentencepiece: a tokenizer.json Unigram model, or BPE with byte fallback (Llama, T5, XLM-R, ...):
 // the whole text pipeline runs in C++ (sentencepiece()), see SentencePiece::Pipeline.
-struct JsonPairs;  // a JSON object read as pairs (tokenizer.cpp)
+struct JsonPairs;  // a JSON object read as pairs (src/text/tokenizer_json.hpp)
 
 enum class TokenizerModel : int { wordpiece = 0, bpe = 1, sentencepiece = 2 };
 
@@ -129,7 +129,7 @@ class Tokenizer : public HeapObject {
   bool ignore_merges_ = false;  // BPE: a word that is a token is that token (Llama 3)
   std::string prefix_ = "##";  // WordPiece continuing_subword_prefix
   std::size_t max_chars_ = 100;
-  // WordPiece: sets of FNV-1a hashes (tokenizer.cpp) of every token, and of every prefix of at
+  // WordPiece: sets of FNV-1a hashes (wordpiece.cpp) of every token, and of every prefix of at
   // least kShortPiece bytes of a longer token. From a position, one pass hashes each candidate
   // piece, stopping past kShortPiece bytes once no token goes on, and only a candidate whose hash
   // is a token's costs a lookup: a position costs the bytes it shares with the vocabulary (hashing
