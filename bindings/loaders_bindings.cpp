@@ -1,6 +1,6 @@
 // The raw embind layer of attnkit-loaders.wasm: the file-format readers, built apart from the
 // kernels so that their JSON parser (nlohmann/json) does not weigh on the main module's size and
-// start-up. web/safetensors.js loads it on first use.
+// start-up. web/src/formats/safetensors.js loads it on first use.
 #include <cstring>
 #include <string>
 
@@ -21,7 +21,7 @@ int safetensors_prefix_raw(uintptr_t, double header_length, double file_size) {
   return s.ok() ? 0 : fail(std::move(s));
 }
 
-std::string g_safetensors_index;  // the last validated header, as JSON for web/safetensors.js
+std::string g_safetensors_index;  // the last validated header, as JSON for web/src/formats/safetensors.js
 
 // Validates the header bytes; the index (tensors with numeric dtype and absolute offsets, and the
 // metadata) is then read with _safetensorsIndexJson().
@@ -47,7 +47,7 @@ int to_float32_raw(uintptr_t slot, uintptr_t src, double count, int dtype) {
   });
 }
 
-std::string g_model_spec;  // the last config.json's spec (model_config.hpp), for web/model.js
+std::string g_model_spec;  // the last config.json's spec (model_config.hpp), for web/src/models/model.js
 
 int model_spec_raw(uintptr_t, uintptr_t text, double length) {
   Status s = check_integer("config.length", length, 0, 4294967295.0);

@@ -1,7 +1,7 @@
 // Shared by the raw embind layers (attnkit_bindings.cpp, loaders_bindings.cpp): the last error,
 // result slots, and the functions every module exports (error text, code names, malloc use).
 //
-// Conventions, shared with web/heap.js:
+// Conventions, shared with web/src/runtime/heap.js:
 // - Sizes and numeric options arrive as doubles so the C++ core can reject non-integers, NaN and
 //   huge values with a message naming the argument (JavaScript numbers are doubles anyway).
 // - Outputs are allocated here, after validation, and reported through a result slot: JS passes

@@ -1,9 +1,9 @@
-// tokenizer.json's decoder -> the steps web/tokenizer.js runs.
+// tokenizer.json's decoder -> the steps web/src/text/tokenizer.js runs.
 #include "tokenizer_json.hpp"
 
 namespace attnkit::detail {
 
-// Decoder -> list of steps for web/tokenizer.js (tokens -> text, as Hugging Face's decode_chain).
+// Decoder -> list of steps for web/src/text/tokenizer.js (tokens -> text, as Hugging Face's decode_chain).
 ATTNKIT_FOR_SIZE Status decoder_steps(const json& d, const std::string& where, json& steps) {
   if (d.is_null()) return Status::success();
   if (!d.is_object()) return bad(where, where + " must be an object or null");

@@ -1,9 +1,9 @@
-// tokenizer.json's normalizer -> the steps web/tokenizer.js and the text steps (text_steps.cpp) run.
+// tokenizer.json's normalizer -> the steps web/src/text/tokenizer.js and the text steps (text_steps.cpp) run.
 #include "tokenizer_json.hpp"
 
 namespace attnkit::detail {
 
-// Normalizer -> list of steps for web/tokenizer.js.
+// Normalizer -> list of steps for web/src/text/tokenizer.js.
 ATTNKIT_FOR_SIZE Status normalizer_steps(const json& n, const std::string& where, json& steps) {
   if (n.is_null()) return Status::success();
   if (!n.is_object()) return bad(where, where + " must be an object or null");

@@ -1,4 +1,4 @@
-// tokenizer.json's pre_tokenizer -> the steps web/tokenizer.js and the text steps (text_steps.cpp)
+// tokenizer.json's pre_tokenizer -> the steps web/src/text/tokenizer.js and the text steps (text_steps.cpp)
 // run; Split's regular expressions compiled for attnkit's engine (regex.hpp).
 #include "tokenizer_json.hpp"
 
@@ -70,7 +70,7 @@ ATTNKIT_FOR_SIZE Status pre_tokenizer_steps(const json& p, const std::string& wh
   if (t == "Split") {
     // Every pattern is compiled here for attnkit's own engine (regex.hpp: linear time, no
     // backtracking), for the C++ text steps. Where a text goes through
-    // web/tokenizer.js's steps instead, the patterns of known models ("regex": name) run as vetted
+    // web/src/text/tokenizer.js's steps instead, the patterns of known models ("regex": name) run as vetted
     // equivalents in V8 (SPLIT_PATTERNS). A String pattern is a literal.
     static const std::pair<const char*, const char*> known[] = {
         {"cl100k", "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},

@@ -67,7 +67,7 @@ ATTNKIT_FOR_SIZE Status flat_steps(const json& j, const char* key, const char* l
 
 // The normalizer and pre-tokenizer of a SentencePiece-style tokenizer.json -> Pipeline. Steps must
 // come in the order the pipeline runs them (the order converters write them).
-// `before`: the steps web/tokenizer.js runs first; `general`: pre-tokenizer steps the Tokenizer's
+// `before`: the steps web/src/text/tokenizer.js runs first; `general`: pre-tokenizer steps the Tokenizer's
 // text steps run (their Split patterns compiled into `patterns`).
 ATTNKIT_FOR_SIZE Status sentencepiece_steps(const json& j, std::string_view given, SentencePiece::Pipeline& p, std::string& charsmap,
                           json& before, json& general, std::vector<Regex>& patterns) {
@@ -84,7 +84,7 @@ ATTNKIT_FOR_SIZE Status sentencepiece_steps(const json& j, std::string_view give
     const std::string t = type_of(*step);
     int at = 0;
     // Before the library's own steps (ALBERT's Replace("``"), NFKD, StripAccents, Lowercase):
-    // web/tokenizer.js runs them, keeping each character's source span, and hands C++ the result.
+    // web/src/text/tokenizer.js runs them, keeping each character's source span, and hands C++ the result.
     const json* pattern = t == "Replace" ? field(*step, "pattern") : nullptr;
     const json* literal = pattern ? field(*pattern, "String") : nullptr;
     std::string replace_content;
@@ -109,7 +109,7 @@ ATTNKIT_FOR_SIZE Status sentencepiece_steps(const json& j, std::string_view give
       std::string b64;
       Status s = text_field(*step, "precompiled_charsmap", "", where, b64);
       if (!s.ok()) return s;
-      if (b64.empty() && !given.empty()) b64 = std::string(given);  // cut out of the text by web/tokenizer.js
+      if (b64.empty() && !given.empty()) b64 = std::string(given);  // cut out of the text by web/src/text/tokenizer.js
       if (!base64_decode(b64, charsmap)) return bad(where + ".precompiled_charsmap", where + ".precompiled_charsmap is not base64");
       at = 1;
     } else if (t == "Replace") {
@@ -264,7 +264,7 @@ Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const st
       if (SentencePiece::byte_of_piece(parts.pieces[i]) >= 0 && parts.types[i] == PieceType::normal) parts.types[i] = PieceType::byte;
     }
   }
-  // Added tokens are matched in the text before the model (web/tokenizer.js): in the model they are
+  // Added tokens are matched in the text before the model (web/src/text/tokenizer.js): in the model they are
   // control pieces, never produced; those past the vocabulary extend it.
   const std::size_t base = parts.pieces.size();
   json settings = json::object();
@@ -323,7 +323,7 @@ Status Tokenizer::from_sentencepiece_json(const json& j, const json& m, const st
   settings["algorithm"] = type == "Unigram" ? "unigram" : "bpe";
   settings["template"] = tmpl;
   settings["normalizer"] = json::array();
-  settings["preNormalizer"] = std::move(before);  // run by web/tokenizer.js before the text reaches C++
+  settings["preNormalizer"] = std::move(before);  // run by web/src/text/tokenizer.js before the text reaches C++
   settings["preTokenizer"] = json::array();
   settings["unkId"] = unk;
   settings["continuingSubwordPrefix"] = "";

@@ -1,6 +1,6 @@
 // The text steps of WordPiece and byte-level BPE tokenizers in C++ (Split's regular expressions on
 // attnkit's engine, regex.hpp): the same normalisation,
-// pre-tokenisation and offset mapping as web/tokenizer.js's normalize / preTokenize / _pieces, so
+// pre-tokenisation and offset mapping as web/src/text/tokenizer.js's normalize / preTokenize / _pieces, so
 // that a whole text is one call. tests/node/text/text_steps.test.mjs compares the two on mixed text.
 #include <algorithm>
 #include <array>
@@ -17,7 +17,7 @@ namespace {
 
 using unicode::flags;
 
-// BERT's character classes, as web/tokenizer.js defines them.
+// BERT's character classes, as web/src/text/tokenizer.js defines them.
 bool is_space(uint32_t c) { return flags(c) & unicode::kSpace; }
 // Hugging Face's BertNormalizer is_control: Cc, Cf and the private-use planes (Co) are dropped by
 // clean_text, as its tokenizers and transformers.js do; tab, newline and CR are whitespace.
@@ -82,7 +82,7 @@ std::size_t gpt2_match(const uint32_t* c, std::size_t i, std::size_t n) {
 }  // namespace
 
 // Hugging Face's NormalizedString::split on a word of n characters starting at `base`, from its
-// pattern's [start, end) matches (web/tokenizer.js's matchPieces and splitPieces): the pieces
+// pattern's [start, end) matches (web/src/text/tokenizer.js's matchPieces and splitPieces): the pieces
 // between and of the matches (their roles swapped by invert), then Removed drops the matches,
 // Isolated keeps every piece, MergedWithPrevious / MergedWithNext glue a match to the piece before
 // / after it (unless that is a match too), Contiguous joins adjacent matches. Empty pieces go.
@@ -150,7 +150,7 @@ void Tokenizer::plan_text_steps(const nlohmann::json& settings) {
     }
     normalizer_.push_back(s);
   }
-  // Then web/tokenizer.js runs the whole normaliser and sends C++ its result (with a map back to
+  // Then web/src/text/tokenizer.js runs the whole normaliser and sends C++ its result (with a map back to
   // the source for the offsets), and C++ runs none of it.
   if (normalize_in_js_) normalizer_.clear();
   text_ok_ = plan_pre_tokenizer(settings.value("preTokenizer", nlohmann::json::array()));
@@ -158,7 +158,7 @@ void Tokenizer::plan_text_steps(const nlohmann::json& settings) {
 
 bool Tokenizer::plan_pre_tokenizer(const nlohmann::json& steps) {
   pre_tokenizer_.clear();
-  // Split's behaviours as web/tokenizer.js's steps name them.
+  // Split's behaviours as web/src/text/tokenizer.js's steps name them.
   const auto behavior_of = [](const std::string& name) {
     static const std::pair<const char*, TextStep::Behavior> behaviors[] = {
         {"removed", TextStep::removed}, {"isolated", TextStep::isolated}, {"mergedWithPrevious", TextStep::merged_with_previous},
@@ -195,7 +195,7 @@ bool Tokenizer::plan_pre_tokenizer(const nlohmann::json& steps) {
         if (s.literal.empty()) return false;
       }
     } else if (type == "whitespace" || type == "digits" || type == "punctuation") {
-      // As splits on patterns of this engine (web/tokenizer.js's WORD_OR_OTHER, NUMERIC and
+      // As splits on patterns of this engine (web/src/text/tokenizer.js's WORD_OR_OTHER, NUMERIC and
       // PUNCTUATION, with Rust's \w for Whitespace's words).
       static const char* const kWord = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\x{200C}\\x{200D}";
       std::string pattern;

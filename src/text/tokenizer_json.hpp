@@ -85,7 +85,7 @@ Status padding_settings(const json& j, int32_t size, json& settings);
 // pre_tokenizers.cpp
 std::size_t utf8_length(const std::string& s);
 
-// The steps of each kind -> the settings' lists for web/tokenizer.js and the text steps
+// The steps of each kind -> the settings' lists for web/src/text/tokenizer.js and the text steps
 // (text_steps.cpp): normalizers.cpp, pre_tokenizers.cpp, decoders.cpp, post_processors.cpp.
 Status normalizer_steps(const json& n, const std::string& where, json& steps);
 Status pre_tokenizer_steps(const json& p, const std::string& where, json& steps, std::vector<Regex>& patterns);

@@ -13,7 +13,7 @@ namespace attnkit {
 constexpr std::size_t kMaxConfigBytes = 16u << 20;
 
 // Reads config.json text and writes the model's spec as JSON, in the JavaScript modules' option
-// names (web/model.js builds the model from it):
+// names (web/src/models/model.js builds the model from it):
 //   {"family": "bert" | "roberta" | "gpt2" | "llama", "numLayers": n,
 //    "embeddings": {vocabSize, dim, maxPositions, typeVocabSize, positional, norm, eps, paddingIdx},
 //    "positionIds": "arange" | "padding" (RoBERTa: from the ids, past paddingIdx),

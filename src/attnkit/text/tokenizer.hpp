@@ -5,7 +5,7 @@
 // byte-to-character map of byte-level BPE, special-token matching) run in JavaScript, where
 // String.normalize and \p{...} classes come with the engine; this class holds the vocabulary and
 // turns each pre-tokenised word into token ids (greedy longest-match WordPiece, rank-ordered BPE
-// merges). Its settings() describe the text steps for the JavaScript side (web/tokenizer.js).
+// merges). Its settings() describe the text steps for the JavaScript side (web/src/text/tokenizer.js).
 #pragma once
 
 #include <cstddef>
@@ -42,7 +42,7 @@ class Tokenizer : public HeapObject {
   // BertProcessing, RobertaProcessing or ByteLevel; added_tokens. Anything else is rejected naming
   // the JSON path.
   // `charsmap`: a Precompiled normalizer's charsmap (base64), for a file whose
-  // "precompiled_charsmap" is "" (web/tokenizer.js cuts it out of the text so that the JSON
+  // "precompiled_charsmap" is "" (web/src/text/tokenizer.js cuts it out of the text so that the JSON
   // parser never reads it: 320 KB of it is most of a T5 or XLM-R tokenizer.json).
   static Status from_tokenizer_json(const char* text, std::size_t length, std::unique_ptr<Tokenizer>& out,
                                     std::string_view charsmap = {});
@@ -53,7 +53,7 @@ class Tokenizer : public HeapObject {
                                 std::size_t vocab_length, std::unique_ptr<Tokenizer>& out);
 
   // The text steps, special tokens and post-processing template as JSON, with the vocabulary as
-  // an array indexed by id ("vocab"); see web/tokenizer.js.
+  // an array indexed by id ("vocab"); see web/src/text/tokenizer.js.
   const std::string& settings() const { return settings_; }
   TokenizerModel model() const { return model_; }
   // Rows of the id -> token table: every id encode() emits is below it.
@@ -65,10 +65,10 @@ class Tokenizer : public HeapObject {
   // pre-tokeniser) also runs in C++ (text_steps.cpp): BertNormalizer, Lowercase, StripAccents;
   // BertPreTokenizer, WhitespaceSplit, ByteLevel (GPT-2's pattern or none), Split, Whitespace, Digits,
   // Punctuation (the last three as splits on the regex engine's patterns). Then encode_text does
-  // the whole of a text in one call, as web/tokenizer.js's steps would.
+  // the whole of a text in one call, as web/src/text/tokenizer.js's steps would.
   bool encodes_texts() const { return text_ok_; }
   // With encodes_texts(): the normaliser has a step only JavaScript runs (NFC, NFKC, NFD, NFKD),
-  // so web/tokenizer.js normalises each text and encode_text runs no normaliser step.
+  // so web/src/text/tokenizer.js normalises each text and encode_text runs no normaliser step.
   bool normalizes_in_js() const { return normalize_in_js_; }
   // One text (UTF-8) -> (id, start, end) triples, start and end byte offsets into the text (the
   // bindings turn them into UTF-16 units, as for SentencePiece).

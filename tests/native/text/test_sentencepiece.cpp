@@ -185,7 +185,7 @@ TEST(SentencePiece, EncodeChecksItsTextAndDecodeItsIds) {
 // The same models as tokenizer.json files (written by gen_sentencepiece.py's converter, following
 // transformers' convert_slow_tokenizer: Llama's form for BPE, T5's for Unigram): Hugging Face's
 // steps around the same model give the library's ids. Lines with user-defined symbols need the
-// added-token matching of web/tokenizer.js, so they are compared in JavaScript. One line differs by
+// added-token matching of web/src/text/tokenizer.js, so they are compared in JavaScript. One line differs by
 // design: Hugging Face's Unigram sums scores in double per word, the library in float over the
 // whole text, and a run of 71 '=' has segmentations within float rounding of each other (that
 // line is checked against transformers.js, which also sums in double).

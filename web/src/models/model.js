@@ -576,7 +576,7 @@ export class Model {
   /**
    * Generates up to maxNewTokens after inputIds ([L] or a left-padded [batch, L] with
    * attentionMask), with the KV cache: greedy by default, sampling with doSample. Resolves to
-   * {sequences, logits?, scores?, probabilities?}. See web/generate.js and the README.
+   * {sequences, logits?, scores?, probabilities?}. See web/src/models/generate.js and the README.
    */
   generate(inputIds, options) {
     return generate(this, inputIds, options);
