@@ -129,6 +129,13 @@ int json_depth(const char* text, std::size_t length, int limit) {
 constexpr double kJsonBytesPerByte = 32;
 
 Status check_json_text(const char* argument, const std::string& file, const char* text, std::size_t length) {
+  // JSON text holds no raw NUL (Hugging Face's serde_json refuses one); nlohmann's lexer would end
+  // the input there and accept `{...}\0garbage`.
+  if (const void* nul = std::memchr(text, 0, length)) {
+    return Status::error(Code::invalid_argument, argument,
+                         file + " holds a NUL byte at offset " + std::to_string(static_cast<const char*>(nul) - text) +
+                             " (JSON text cannot)");
+  }
   if (json_depth(text, length, kMaxJsonDepth) > kMaxJsonDepth) {
     return Status::error(Code::invalid_argument, argument,
                          file + " nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");

@@ -66,7 +66,8 @@ std::string safetensors_index_json(const SafetensorsIndex& index);
 int json_depth(const char* text, std::size_t length, int limit);
 
 // The checks every JSON parse of an untrusted file makes first (safetensors headers, config.json,
-// tokenizer files): nesting no deeper than kMaxJsonDepth (invalid_argument), and room in the heap
+// tokenizer files): no raw NUL byte (nlohmann would stop there and accept what came before),
+// nesting no deeper than kMaxJsonDepth (invalid_argument), and room in the heap
 // for nlohmann's tree (out_of_memory from check_heap), so that the parser can neither exhaust its
 // stack nor run the heap dry (a failed allocation inside it aborts the wasm instance). Errors
 // carry `argument` and name the text as `file` ("config.json", "the safetensors header").

@@ -114,6 +114,10 @@ TEST(Safetensors, RefusesGapsTrailingBytesAndRepeatedKeys) {
   EXPECT_EQ(arg(R"({"__metadata__": {"k": "1", "k": "2"}})", 0), "__metadata__.k");
   EXPECT_EQ(arg(R"({"a\u0062": {}, "ab": {}})", 0), "ab");  // as the parser reads them
   EXPECT_EQ(arg(std::string("1\0\"a\":{\"", 7), 0), "header");   // nlohmann stops at NUL (a fuzzer find)
+  // A whole object then NUL and anything (nlohmann ended the input at the NUL and accepted it).
+  EXPECT_EQ(arg("{" + a + std::string("}\0garbage", 9), 4), "header");
+  EXPECT_EQ(arg("{" + a + std::string("}\0", 2), 4), "header");
+  EXPECT_EQ(arg("{" + a + "}   ", 4), "");  // trailing spaces (the writers' padding) stay fine
   // Contiguous files pass, empty tensors included, and one key may recur in different objects.
   EXPECT_EQ(arg("{}", 0), "");
   EXPECT_EQ(arg("{" + a + R"(, "e": {"dtype": "F32", "shape": [0], "data_offsets": [4, 4]},

@@ -108,6 +108,9 @@ TEST(ModelConfig, RejectsUnsupportedSettingsByName) {
     c[k] = v;
     return c;
   };
+  // A NUL byte after the object (nlohmann's lexer ended the input there and took the object).
+  json ignored;
+  EXPECT_EQ(spec_of(bert.dump() + std::string("\0{", 2), ignored).argument, "config");
   EXPECT_EQ(error_of(with("position_embedding_type", "relative_key")), "position_embedding_type");
   EXPECT_EQ(error_of(with("hidden_act", "mish")), "hidden_act");
   EXPECT_EQ(error_of(with("is_decoder", true)), "is_decoder");

@@ -124,6 +124,8 @@ std::string with(const std::string& tail) { return std::string(kWordPiece).inser
 
 // Issue 17: ids, sizes and JSON types read from a file are checked before use.
 TEST(Tokenizer, HostileIdsAndTypesAreCodedErrors) {
+  // A NUL byte after a whole tokenizer.json (nlohmann's lexer ended the input there and took it).
+  EXPECT_NE(load_error(std::string(kWordPiece) + std::string("\0{", 2)), "");
   EXPECT_EQ(load_error(with(R"("added_tokens":[{"id":-18,"content":"ZZZZZZZZZZ"}])")), "added_tokens[0].id");
   EXPECT_EQ(load_error(with(R"("added_tokens":[{"id":4294967296,"content":"Z"}])")), "added_tokens[0].id");
   EXPECT_EQ(load_error(with(R"("added_tokens":[{"id":18446744073709551615,"content":"Z"}])")), "added_tokens[0].id");
