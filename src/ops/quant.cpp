@@ -190,28 +190,28 @@ Status check_quant_elements(const char* what, double n) {
   return Status::success();
 }
 
-Status quantize_q8_0(BlockQ8_0* y, const float* x, std::size_t n) {
+// The four row conversions: n checked, then the reference (they run once per row at load).
+template <class Row>
+Status checked_row(std::size_t n, Row row) {
   Status s = check_quant_elements("elements", static_cast<double>(n));
-  if (s.ok()) ref::quantize_row_q8_0(y, x, n);
+  if (s.ok()) row();
   return s;
+}
+
+Status quantize_q8_0(BlockQ8_0* y, const float* x, std::size_t n) {
+  return checked_row(n, [&] { ref::quantize_row_q8_0(y, x, n); });
 }
 
 Status quantize_q4_0(BlockQ4_0* y, const float* x, std::size_t n) {
-  Status s = check_quant_elements("elements", static_cast<double>(n));
-  if (s.ok()) ref::quantize_row_q4_0(y, x, n);
-  return s;
+  return checked_row(n, [&] { ref::quantize_row_q4_0(y, x, n); });
 }
 
 Status dequantize_q8_0(float* y, const BlockQ8_0* x, std::size_t n) {
-  Status s = check_quant_elements("elements", static_cast<double>(n));
-  if (s.ok()) ref::dequantize_row_q8_0(y, x, n);
-  return s;
+  return checked_row(n, [&] { ref::dequantize_row_q8_0(y, x, n); });
 }
 
 Status dequantize_q4_0(float* y, const BlockQ4_0* x, std::size_t n) {
-  Status s = check_quant_elements("elements", static_cast<double>(n));
-  if (s.ok()) ref::dequantize_row_q4_0(y, x, n);
-  return s;
+  return checked_row(n, [&] { ref::dequantize_row_q4_0(y, x, n); });
 }
 
 Status check_linear_quant(double rows, double in, double out, QuantType type) {

@@ -103,18 +103,16 @@ function aborted(fn, signal) {
  * (forward with useCache, resetCache, saveCache, loadCache) are refused with ERR_BUSY.
  */
 export function generate(model, inputIds, options) {
-  const run = (model._generateQueue ?? Promise.resolve()).then(() => generateNow(model, inputIds, options));
+  const run = (model._generateQueue ?? Promise.resolve()).then(async () => {
+    model._generating = true;
+    try {
+      return await generateOwningCache(model, inputIds, options);
+    } finally {
+      model._generating = false;
+    }
+  });
   model._generateQueue = run.catch(() => {});
   return run;
-}
-
-async function generateNow(model, inputIds, options) {
-  model._generating = true;
-  try {
-    return await generateOwningCache(model, inputIds, options);
-  } finally {
-    model._generating = false;
-  }
 }
 
 async function generateOwningCache(model, inputIds, options) {
