@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "attnkit/models/model.hpp"
 #include "attnkit/nn/decoder_layer.hpp"
 #include "attnkit/nn/embeddings.hpp"
 #include "attnkit/nn/encoder_layer.hpp"
@@ -76,6 +77,26 @@ static_assert(static_cast<int>(PositionKind::none) == 0 &&
 static_assert(static_cast<int>(SinusoidalLayout::interleaved) == 0 &&
               static_cast<int>(SinusoidalLayout::split) == 1,
               "SinusoidalLayout's enumerators are not in the order of bindings/boundary.json's SinusoidalLayout");
+static_assert(static_cast<int>(PositionIdsRule::arange) == 0 &&
+              static_cast<int>(PositionIdsRule::padding) == 1,
+              "PositionIdsRule's enumerators are not in the order of bindings/boundary.json's PositionIdsRule");
+static_assert(static_cast<int>(LayerScaleRule::none) == 0 &&
+              static_cast<int>(LayerScaleRule::inverse_layer_idx) == 1,
+              "LayerScaleRule's enumerators are not in the order of bindings/boundary.json's LayerScaleRule");
+static_assert(static_cast<int>(LmHead::none) == 0 &&
+              static_cast<int>(LmHead::tied) == 1 &&
+              static_cast<int>(LmHead::separate) == 2,
+              "LmHead's enumerators are not in the order of bindings/boundary.json's LmHead");
+static_assert(static_cast<int>(LogitsMode::none) == 0 &&
+              static_cast<int>(LogitsMode::all) == 1 &&
+              static_cast<int>(LogitsMode::last) == 2,
+              "LogitsMode's enumerators are not in the order of bindings/boundary.json's LogitsMode");
+static_assert(static_cast<int>(Pooling::none) == 0 &&
+              static_cast<int>(Pooling::mean) == 1 &&
+              static_cast<int>(Pooling::cls) == 2 &&
+              static_cast<int>(Pooling::last) == 3 &&
+              static_cast<int>(Pooling::pooler) == 4,
+              "Pooling's enumerators are not in the order of bindings/boundary.json's Pooling");
 
 constexpr std::size_t kRotaryConfigSize = 15;  // doubles on the wire
 static_assert(field_count<RotaryConfig>() == 15,
@@ -172,6 +193,45 @@ inline EmbeddingsConfig read_EmbeddingsConfig(const double* p) {
   c.eps = static_cast<decltype(c.eps)>(p[8]);  // eps
   c.sinusoidal_base = static_cast<decltype(c.sinusoidal_base)>(p[9]);  // sinusoidalBase
   c.sinusoidal_layout = static_cast<SinusoidalLayout>(static_cast<int>(p[10]));  // sinusoidalLayout
+  return c;
+}
+
+constexpr std::size_t kModelConfigSize = 54;  // doubles on the wire
+static_assert(field_count<ModelConfig>() == 12,
+              "ModelConfig has a field that bindings/boundary.json's ModelConfig does not declare, or lacks one");
+inline ModelConfig read_ModelConfig(const double* p) {
+  ModelConfig c;
+  c.embeddings = read_EmbeddingsConfig(p + 0);  // embeddings
+  c.layer = read_EncoderLayerConfig(p + 11);  // layer
+  c.num_layers = static_cast<decltype(c.num_layers)>(p[44]);  // numLayers
+  c.causal = p[45] != 0;  // causal
+  c.position_ids = static_cast<PositionIdsRule>(static_cast<int>(p[46]));  // positionIds
+  c.layer_scale = static_cast<LayerScaleRule>(static_cast<int>(p[47]));  // layerScale
+  c.final_norm = static_cast<NormKind>(static_cast<int>(p[48]));  // finalNorm
+  c.final_eps = static_cast<decltype(c.final_eps)>(p[49]);  // finalEps
+  c.lm_head = static_cast<LmHead>(static_cast<int>(p[50]));  // lmHead
+  c.mlm_head = p[51] != 0;  // mlmHead
+  c.mlm_activation = static_cast<Activation>(static_cast<int>(p[52]));  // mlmActivation
+  c.context_size = static_cast<decltype(c.context_size)>(p[53]);  // contextSize
+  return c;
+}
+
+constexpr std::size_t kForwardOptionsSize = 11;  // doubles on the wire
+static_assert(field_count<ForwardOptions>() == 11,
+              "ForwardOptions has a field that bindings/boundary.json's ForwardOptions does not declare, or lacks one");
+inline ForwardOptions read_ForwardOptions(const double* p) {
+  ForwardOptions c;
+  c.batch = static_cast<decltype(c.batch)>(p[0]);  // batch
+  c.length = static_cast<decltype(c.length)>(p[1]);  // length
+  c.types_length = static_cast<decltype(c.types_length)>(p[2]);  // typesLength
+  c.positions_length = static_cast<decltype(c.positions_length)>(p[3]);  // positionsLength
+  c.mask_length = static_cast<decltype(c.mask_length)>(p[4]);  // maskLength
+  c.use_cache = p[5] != 0;  // useCache
+  c.want_hidden = p[6] != 0;  // wantHidden
+  c.want_attentions = p[7] != 0;  // wantAttentions
+  c.logits = static_cast<LogitsMode>(static_cast<int>(p[8]));  // logits
+  c.pooling = static_cast<Pooling>(static_cast<int>(p[9]));  // pooling
+  c.normalize = p[10] != 0;  // normalize
   return c;
 }
 

@@ -38,8 +38,8 @@ inline int fail(Status s) {
   return static_cast<int>(g_last_error.code);
 }
 
-// JS allocates 16 bytes: [data, count] of the result and, for attention, [data, count] of the
-// weights after it.
+// JS allocates 40 bytes: [data, count] of the result and, for attention, [data, count] of the
+// weights after it (a Model's forward uses all five pairs).
 struct ResultSlot {
   uint32_t data;
   uint32_t count;

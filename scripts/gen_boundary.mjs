@@ -32,7 +32,7 @@ export function generate(decl) {
   // ---- C++
   const cpp = [head('The C++ side: readers of the settings JavaScript writes.'), '#pragma once\n',
     '#include <cstddef>\n#include <type_traits>\n#include <utility>\n',
-    '#include "attnkit/nn/decoder_layer.hpp"\n#include "attnkit/nn/embeddings.hpp"\n#include "attnkit/nn/encoder_layer.hpp"',
+    '#include "attnkit/models/model.hpp"\n#include "attnkit/nn/decoder_layer.hpp"\n#include "attnkit/nn/embeddings.hpp"\n#include "attnkit/nn/encoder_layer.hpp"',
     '#include "attnkit/nn/multi_head_attention.hpp"\n#include "attnkit/nn/sublayer.hpp"\n#include "attnkit/ops/activation.hpp"',
     '#include "attnkit/ops/linear.hpp"\n#include "attnkit/ops/positional.hpp"\n#include "attnkit/ops/rotary.hpp"\n',
     'namespace attnkit::boundary {\n',

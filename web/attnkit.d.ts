@@ -514,6 +514,8 @@ export class Model {
   /** The bound form is `new ak.Model(spec)`. */
   constructor(ak: Attnkit, spec: ModelSpec);
   readonly spec: ModelSpec;
+  /** Layers (config.json's num_hidden_layers / n_layer). */
+  readonly numLayers: number;
   /** Tensors of the last setWeights that no module takes. */
   readonly unusedWeights: string[];
   /** A Hugging Face state dict (names as in the checkpoint, heads' prefixes such as "bert." accepted). */

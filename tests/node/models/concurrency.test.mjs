@@ -37,7 +37,7 @@ for (const ak of await backends()) {
           if (step !== 3) return;
           between = Array.from(model.forward(probe, { outputLogits: true }).logits.data);
           for (const call of [() => model.forward(probe, { useCache: true }), () => model.resetCache(), () => model.saveCache(),
-            () => model.loadCache({ batch: 0, length: 0, mask: null, layers: model.layers.map(() => ({ key: new Float32Array(), value: new Float32Array() })) })]) {
+            () => model.loadCache({ batch: 0, length: 0, mask: null, layers: Array.from({ length: model.numLayers }, () => ({ key: new Float32Array(), value: new Float32Array() })) })]) {
             try {
               call();
               refused.push(false);

@@ -22,7 +22,7 @@ for (const ak of await backends()) {
         const saved = a.saveCache();
         assert.equal(saved.length, 6);
         assert.equal(saved.batch, 1);
-        assert.equal(saved.layers.length, a.layers.length);
+        assert.equal(saved.layers.length, a.numLayers);
         const L = a.spec.layer;
         assert.deepEqual(saved.layers[0].key.dims, [1, L.numKvHeads || L.numHeads, 6, L.headDim]);
         const steps = (m, opts = {}) => [7, 31, 2].map((t, i) => m.forward(ids([t]), { useCache: true, lastTokenOnly: true, ...(i ? {} : opts) }).logits.data);
@@ -78,11 +78,12 @@ for (const ak of await backends()) {
         refuse({ ...saved, mask: [1, 1, 1] }, 'ERR_SHAPE_MISMATCH', /mask/);
         refuse({ ...saved, layers: saved.layers.map(() => ({ key: [1], value: [2] })) }, 'ERR_INVALID_ARGUMENT', /Float32Array/);
         assert.equal(m.cacheLength, 3, 'a cache refused before copying leaves the model\'s as it was');
-        // Sizes that do not match the layer's shape: the C++ side refuses; every layer is emptied.
+        // Sizes that do not match the layer's shape: the C++ side refuses, naming the layer; every
+        // layer is emptied.
         const short = { ...saved, layers: saved.layers.map((l, i) => (i === 1 ? { key: l.key.data.subarray(1), value: l.value.data } : l)) };
-        assert.throws(() => m.loadCache(short), (e) => e.code === 'ERR_SHAPE_MISMATCH' && e.argument === 'cache');
+        assert.throws(() => m.loadCache(short), (e) => e.code === 'ERR_SHAPE_MISMATCH' && e.argument === 'cache.layers[1]');
         assert.equal(m.cacheLength, 0);
-        for (const layer of m.layers) assert.equal(layer.cacheLength, 0);
+        assert.equal(m.cacheLength, 0);
         assert.throws(() => m.forward(ids([4]), { pastKeyValues: saved }), (e) => e.argument === 'pastKeyValues' && /useCache: true/.test(e.message));
         assert.throws(() => m.forward(ids([4]), { useCache: true, pastKeyValuse: saved }), /pastKeyValues/);
         // A step that does not fit the given cache (its batch) is refused before the cache is

@@ -46,7 +46,9 @@ test('the loaders module (file formats) contains no SIMD128 instruction', () => 
   assert.deepEqual(simdOps(wasm('loaders')), {});
 });
 
-// The kernels' modules load at start-up: 200 KB each. The loaders module is fetched on the first
+// The kernels' modules load at start-up: 200 KB each, and since the model core (issue 35: one C++
+// object runs a whole forward pass and owns the KV cache; 201.5 -> 221.3 KB for the SIMD build)
+// 224 KB for the SIMD build. The loaders module is fetched on the first
 // file read only and carries every tokenizer (SentencePiece's model and pipeline since issue 19,
 // compiled -O3 for speed, and the Unicode tables of the text steps; 184 KB before): 430 KB, and
 // since the Split regex engine and the Unicode general categories and scripts it needs (419 -> 493
@@ -54,7 +56,7 @@ test('the loaders module (file formats) contains no SIMD128 instruction', () => 
 // the Sequence cap, safetensors' contiguity and repeated keys, rope_scaling by key: 498.2 -> 502.9
 // KB) 504 KB.
 test('each .wasm stays within its size budget', () => {
-  for (const [name, kb] of [['simd', 200], ['scalar', 200], ['loaders', 504]]) {
+  for (const [name, kb] of [['simd', 224], ['scalar', 200], ['loaders', 504]]) {
     const size = fs.statSync(wasm(name)).size;
     assert.ok(size <= kb * 1024, `attnkit-${name}.wasm is ${size} bytes, over ${kb} KB`);
   }

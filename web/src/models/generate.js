@@ -118,7 +118,7 @@ export function generate(model, inputIds, options) {
 async function generateOwningCache(model, inputIds, options) {
   const fn = 'generate';
   const o = checkOptions(fn, options, GENERATE_OPTIONS);
-  if (!model.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
+  model._live(fn);
   model._checkHead(fn, 'generate');
   if (!model.spec.layer.causal) {
     throw bad(fn, 'model', `${model.spec.family} models are not causal language models; generate needs GPT-2 or LLaMA`);

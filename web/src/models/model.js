@@ -1,13 +1,17 @@
 // A Transformer model from Hugging Face files: config.json (mapped by the C++ loaders module,
-// src/attnkit/models/model_config.hpp) and .safetensors weights under their Hugging Face names, built from
-// an Embeddings module, EncoderLayers and a final norm. The families' weight names are in families.js,
-// the reading of a checkpoint folder in checkpoint.js.
+// src/attnkit/models/model_config.hpp) and .safetensors weights under their Hugging Face names, run
+// by one C++ object (src/attnkit/models/model.hpp): embeddings, layers, final norm, heads and the
+// KV cache, one call per forward pass. The families' weight names are in families.js, the reading
+// of a checkpoint folder in checkpoint.js.
 import { AttnkitError } from '../runtime/errors.js';
 import { Tensor } from '../runtime/tensor.js';
 import { boolean, describe, idsInput, options as checkOptions } from '../runtime/args.js';
-import { Embeddings } from '../nn/embeddings.js';
-import { paddingMaskFromAttentionMask } from '../ops/masks.js';
-import { EncoderLayer } from '../nn/encoder_layer.js';
+import { WEIGHTS, writeForwardOptions, writeModelConfig } from '../runtime/boundary.generated.js';
+import { OwnedHandle } from '../runtime/owned_handle.js';
+import { HandleModule } from '../nn/handle_module.js';
+import { embeddingsConfig, embeddingsShapes } from '../nn/embeddings.js';
+import { LAYER_OPTIONS, layerSettings, layerShapes } from '../nn/encoder_layer.js';
+import { attentionConfig, attentionShapes } from '../nn/multi_head_attention.js';
 import { loadSafetensors } from '../formats/safetensors.js';
 import { generate, generateText } from './generate.js';
 import { FAMILIES, modelSpec } from './families.js';
@@ -30,70 +34,115 @@ function modelFloats(spec) {
     spec.numLayers * perLayer + 2 * D + (spec.lmHead === 'separate' ? e.vocabSize * D : 0);
 }
 
-export class Model {
+// The parts of a Model whose weights it stores (ModelPart, src/attnkit/models/model.hpp), with
+// their weight names (index = the C++ weight number).
+const PART = { embeddings: 0, layer: 1, final: 2, lmHead: 3, mlm: 4, pooler: 5 };
+const PART_WEIGHTS = {
+  embeddings: WEIGHTS.Embeddings, layer: WEIGHTS.EncoderLayer, final: ['weight', 'bias'], lmHead: ['word'],
+  mlm: ['denseWeight', 'denseBias', 'normWeight', 'normBias', 'bias'], pooler: ['weight', 'bias'],
+};
+const POOLING = ['mean', 'cls', 'last', 'pooler'];
+
+// One part's weights, checked and written like a module's (HandleModule) through the model's
+// handle: the same size checks, messages and stored-tensor copies.
+class PartWeights extends HandleModule {
+  constructor(model, part, layer, shapes) {
+    super();
+    this._heap = model._heap;
+    this._model = model;
+    this._part = PART[part];
+    this._layer = layer;
+    this._rawNames = { weight: '_modelWeight' };
+    this._weightNames = PART_WEIGHTS[part];
+    this._aliases = {};
+    this._partShapes = shapes;
+  }
+
+  get _handle() {
+    return this._model._handle;
+  }
+
+  set _handle(v) {}
+
+  _shapes() {
+    return this._partShapes;
+  }
+
+  _weightArgs(which, count, checkOnly) {
+    return [this._model._handle, this._part, this._layer, which, count, checkOnly];
+  }
+}
+
+export class Model extends OwnedHandle {
   /**
    * spec: from modelSpec (config.json). Weights start unset; call setWeights with a Hugging Face
    * state dict (or use Model.fromPretrained / ak.loadModel).
    */
   constructor(ak, spec) {
-    this._ak = ak;
+    super();
+    const fn = 'Model';
     this.spec = spec;
-    this._family = FAMILIES[spec.family];
+    this._family = FAMILIES[spec?.family];
     if (!this._family) {
-      throw new AttnkitError(`Model: unsupported family ${describe(spec.family)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'family' });
+      throw new AttnkitError(`Model: unsupported family ${describe(spec?.family)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'family' });
     }
-    this._modules = [];
-    // Every float32 the modules will hold, checked against the heap before the first is allocated.
-    const e = spec.embeddings, D = spec.layer.dim;
-    ak._raw('Model', '_heapCheck', [4 * modelFloats(spec)]);
-    try {
-      this.embeddings = this._own(new Embeddings(ak, spec.embeddings));
-      this.layers = [];
-      const hd = spec.layer.headDim;
-      for (let i = 0; i < spec.numLayers; i++) {
-        const scale = spec.layerScale === 'inverseLayerIdx' ? (spec.layer.scale ?? 1 / Math.sqrt(hd)) / (i + 1) : spec.layer.scale;
-        this.layers.push(this._own(new EncoderLayer(ak, { ...spec.layer, scale })));
-      }
-      // The causal-LM head, an output embedding: the word table itself (tied) or its own
-      // [vocab, dim] table (lm_head.weight), whose logits are x @ table.T.
-      this._head = spec.lmHead === 'tied' ? this.embeddings
-        : spec.lmHead === 'separate' ? this._own(new Embeddings(ak, { vocabSize: e.vocabSize, dim: D, positional: 'none', norm: 'none' }))
-          : null;
-      this._headSet = spec.lmHead === 'tied';
-    } catch (e) {
-      this.dispose();
-      throw e;
-    }
-    this._final = spec.finalNorm
-      ? { weight: new Float32Array(D).fill(1), bias: spec.finalNorm.norm === 'layernorm' ? new Float32Array(D) : undefined }
-      : null;
-    /** Tensors of the last setWeights that no module takes. */
+    const layerOptions = checkOptions(fn, spec.layer, LAYER_OPTIONS, 'layer');
+    const emb = embeddingsConfig(fn, spec.embeddings);
+    const att = attentionConfig(fn, layerOptions);
+    const lay = layerSettings(fn, layerOptions);
+    const wire = writeModelConfig({
+      embeddings: emb.fields, layer: { attention: att.fields, layer: lay.fields }, numLayers: spec.numLayers,
+      causal: att.config.causal,
+      positionIds: spec.positionIds ?? 'arange', layerScale: spec.layerScale ?? 'none',
+      finalNorm: spec.finalNorm?.norm ?? 'none', finalEps: spec.finalNorm?.eps ?? 1e-5, lmHead: spec.lmHead ?? 'none',
+      mlmHead: Boolean(this._family.mlm),
+      mlmActivation: spec.family === 'roberta' ? 'gelu' : lay.fields.activation,
+      contextSize: spec.embeddings.maxPositions,
+    });
+    this._config = { ...att.config, ...lay.config };
+    // Every float32 the model will hold, checked against the heap before the first is allocated.
+    ak._raw(fn, '_heapCheck', [4 * modelFloats(spec)]);
+    const handle = ak._withInputs([wire], ([pc]) => ak._raw(fn, '_modelCreate', [pc])[0]);
+    this._own(ak, handle, 'Model', '_modelFree');
+    const c = this._config;
+    this._parts = {
+      embeddings: new PartWeights(this, 'embeddings', 0, embeddingsShapes(emb.config)),
+      layers: Array.from({ length: spec.numLayers }, (_, i) =>
+        new PartWeights(this, 'layer', i, { ...attentionShapes(c), ...layerShapes(c, 4) })),
+      final: new PartWeights(this, 'final', 0, { weight: [[c.dim, 'dim']], bias: [[c.dim, 'dim']] }),
+      lmHead: new PartWeights(this, 'lmHead', 0, { word: embeddingsShapes(emb.config).word }),
+      mlm: new PartWeights(this, 'mlm', 0, {}),
+      pooler: new PartWeights(this, 'pooler', 0, {}),
+    };
+    /** Tensors of the last setWeights that no part takes. */
     this.unusedWeights = [];
-    this._mlm = null; // BERT's / RoBERTa's masked-LM head weights, when the checkpoint has them
-    this._pooler = null;
-    // The KV cache of every layer holds at most the model's positions (n_positions,
-    // max_position_embeddings): its memory is bounded by 2 * layers * batch * kvHeads * headDim * 4
-    // bytes per position. _cache: null, or {batch, length, mask (Int32Array [batch, length] once a
-    // mask was given, else null)}.
+    // The KV cache holds at most the model's positions (n_positions, max_position_embeddings).
     this.contextSize = spec.embeddings.maxPositions;
-    for (const layer of this.layers) layer._limitCache(this.contextSize);
-    this._cache = null;
     // generate() queues its calls on _generateQueue and owns the cache while _generating.
     this._generateQueue = null;
     this._generating = false;
     this._inGenerateStep = false;
   }
 
-  /** Positions held by the KV cache (0 when empty). */
-  get cacheLength() {
-    return this._cache?.length ?? 0;
+  get _ak() {
+    return this._heap;
   }
 
-  /** Bytes of the layers' KV cache storage (kept by resetCache for reuse; freed by dispose). */
+  /** Layers of the model (config.json's num_hidden_layers / n_layer). */
+  get numLayers() {
+    return this.spec.numLayers;
+  }
+
+  /** Positions held by the KV cache (0 when empty). */
+  get cacheLength() {
+    this._live('cacheLength');
+    return this._ak._m._modelCache(this._handle, 0);
+  }
+
+  /** Bytes of the KV cache storage (kept by resetCache for reuse; freed by dispose). */
   get cacheBytes() {
-    let bytes = 0;
-    for (const layer of this.layers) bytes += layer.cacheBytes;
-    return bytes;
+    this._live('cacheBytes');
+    return this._ak._m._modelCache(this._handle, 2);
   }
 
   /**
@@ -104,28 +153,30 @@ export class Model {
    */
   saveCache() {
     const fn = 'saveCache';
-    if (!this.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
+    this._live(fn);
     this._checkCacheFree(fn);
-    const c = this._cache;
-    const layers = this.layers.map((layer) => {
-      const r = layer._readCache(fn);
-      const dims = [r.batch, this.spec.layer.numKvHeads || this.spec.layer.numHeads, r.length, this.spec.layer.headDim];
-      return { key: new Tensor('float32', r.key, dims), value: new Tensor('float32', r.value, dims) };
-    });
-    return { batch: c?.batch ?? 0, length: c?.length ?? 0, mask: c?.mask ? c.mask.slice() : null, layers };
+    const m = this._ak._m, ak = this._ak;
+    const batch = m._modelCache(this._handle, 3), length = m._modelCache(this._handle, 0);
+    const dims = [batch, this._config.numKvHeads, length, this._config.headDim];
+    const layers = Array.from({ length: this.numLayers }, (_, i) => ({
+      key: new Tensor('float32', ak._call(fn, '_modelCacheRead', [this._handle, i, 0]), dims),
+      value: new Tensor('float32', ak._call(fn, '_modelCacheRead', [this._handle, i, 1]), dims),
+    }));
+    const mask = ak._call(fn, '_modelCacheRead', [this._handle, 0, 2], undefined, Int32Array);
+    return { batch, length, mask: mask.length ? mask : null, layers };
   }
 
   /** Replaces the KV cache with one saveCache returned (see saveCache); returns the model. */
   loadCache(cache) {
     const fn = 'loadCache';
-    if (!this.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
+    this._live(fn);
     this._checkCacheFree(fn);
     this._putCache(fn, 'cache', this._checkCache(fn, 'cache', cache));
     return this;
   }
 
   // A cache for loadCache / pastKeyValues, checked here as far as JavaScript can (the layers'
-  // shapes are checked by C++ as it copies): {batch, length, mask, data: per layer [key, value]}.
+  // sizes are checked by C++ as it copies): {batch, length, mask, data: per layer [key, value]}.
   _checkCache(fn, name, cache) {
     const bad = (what, code = 'ERR_INVALID_ARGUMENT') => new AttnkitError(`${fn}: ${name} ${what}`, { code, argument: name });
     if (cache === null || typeof cache !== 'object') throw bad(`must be what saveCache() returned, got ${describe(cache)}`);
@@ -134,8 +185,8 @@ export class Model {
       throw bad(`must have integer batch and length >= 0, got batch ${describe(batch)}, length ${describe(length)}`);
     }
     if (length > this.contextSize) throw bad(`holds ${length} positions; this model has ${this.contextSize}`, 'ERR_OUT_OF_RANGE');
-    if (!Array.isArray(layers) || layers.length !== this.layers.length) {
-      throw bad(`must have one {key, value} per layer (${this.layers.length}), got ${Array.isArray(layers) ? layers.length : describe(layers)}`, 'ERR_SHAPE_MISMATCH');
+    if (!Array.isArray(layers) || layers.length !== this.numLayers) {
+      throw bad(`must have one {key, value} per layer (${this.numLayers}), got ${Array.isArray(layers) ? layers.length : describe(layers)}`, 'ERR_SHAPE_MISMATCH');
     }
     if (mask !== null && (!(mask instanceof Int32Array) || mask.length !== batch * length)) {
       throw bad(`mask must be null or an Int32Array of batch * length = ${batch * length} elements, got ${describe(mask)}`, 'ERR_SHAPE_MISMATCH');
@@ -150,28 +201,35 @@ export class Model {
     return { batch, length, mask, data };
   }
 
-  // Puts a checked cache in every layer, all or nothing: a layer that refuses it (its shapes)
-  // leaves every layer's cache empty.
+  // Puts a checked cache in every layer, all or nothing (C++ checks each layer's sizes and leaves
+  // the cache empty when one is refused).
   _putCache(fn, name, { batch, length, mask, data }) {
+    const ak = this._ak;
+    if (length === 0) {
+      ak._m._modelCache(this._handle, 1);
+      return;
+    }
+    const sizes = new Float64Array([batch, length, mask ? mask.length : 0]);
+    const arrays = data.flat();
     try {
-      data.forEach(([k, v], i) => {
-        if (length === 0) this.layers[i].resetCache();
-        else this.layers[i]._writeCache(fn, batch, length, k, v);
+      ak._withInputs([sizes, mask, ...arrays], ([ps, pm, ...ptrs]) => {
+        const pairs = (off) => new Uint32Array(data.flatMap(([k, v], i) => [ptrs[2 * i + off], (off ? v : k).length]));
+        const keys = pairs(0), values = pairs(1);
+        return ak._withInputs([keys, values], ([pk, pv]) => ak._raw(fn, '_modelCacheWrite', [this._handle, ps, pm, pk, pv]));
       });
     } catch (e) {
-      this.resetCache();
+      ak._m._modelCache(this._handle, 1);
       // The C++ side names the argument pastKeyValues; loadCache's is `cache`.
       if (typeof e.argument === 'string' && e.argument.startsWith('pastKeyValues')) e.argument = name + e.argument.slice('pastKeyValues'.length);
       throw e;
     }
-    this._cache = length === 0 ? null : { batch, length, mask: mask ? mask.slice() : null };
   }
 
-  /** Empties the KV cache of every layer (forward with useCache then starts at position 0). */
+  /** Empties the KV cache (forward with useCache then starts at position 0). */
   resetCache() {
+    this._live('resetCache');
     this._checkCacheFree('resetCache');
-    for (const layer of this.layers) layer.resetCache();
-    this._cache = null;
+    this._ak._m._modelCache(this._handle, 1);
     return this;
   }
 
@@ -194,17 +252,13 @@ export class Model {
     }
   }
 
-  _own(m) {
-    this._modules.push(m);
-    return m;
-  }
-
   /**
    * Hugging Face state dict {name: Float32Array | Tensor} (or loadSafetensors' result). Every
    * weight the model needs must be present; tensors it does not use are listed in unusedWeights.
    */
   setWeights(weights) {
     const fn = 'setWeights';
+    this._live(fn);
     const tensors = tensorsOf(weights);
     if (!tensors || typeof tensors !== 'object') {
       throw new AttnkitError(`${fn}: weights must be a state dict object, got ${describe(weights)}`, {
@@ -213,8 +267,8 @@ export class Model {
     }
     const f = this._family;
     const own = (table, key) => (Object.hasOwn(table, key) ? table[key] : undefined);
-    const emb = {}, final = {}, head = {}, mlm = {}, pooler = {}, layers = this.layers.map(() => ({}));
-    const source = new Map(); // the module and our name -> the checkpoint's name, for messages
+    const emb = {}, final = {}, head = {}, mlm = {}, pooler = {}, layers = this._parts.layers.map(() => ({}));
+    const source = new Map(); // the part and our name -> the checkpoint's name, for messages
     const unused = [];
     const put = (target, ours, value, full, where) => {
       if (Object.hasOwn(target, ours)) {
@@ -225,6 +279,7 @@ export class Model {
       target[ours] = value;
       source.set(`${where}/${ours}`, full);
     };
+    const hasFinal = Boolean(this.spec.finalNorm);
     for (const [full, value] of Object.entries(tensors)) {
       const prefix = f.prefixes.find((p) => full.startsWith(p));
       const name = prefix ? full.slice(prefix.length) : full;
@@ -232,13 +287,13 @@ export class Model {
       const m = f.layer.exec(name);
       const layerWeight = m && own(f.layerWeights, m[2]);
       if (own(f.embeddings, name)) put(emb, f.embeddings[name], value, full, 'embeddings');
-      else if (own(f.final, name) && this._final) put(final, f.final[name], value, full, 'final');
+      else if (own(f.final, name) && hasFinal) put(final, f.final[name], value, full, 'final');
       else if (m && layerWeight) {
         // Layer numbers are written as Hugging Face writes them: no leading zeros, none past the config's.
         const i = Number(m[1]);
-        if (String(i) !== m[1] || i >= this.layers.length) {
-          throw new AttnkitError(`${fn}: '${full}' names layer ${m[1]}, but config.json gives ${this.layers.length} layers ` +
-            `(${f.layerPrefix}0 .. ${f.layerPrefix}${this.layers.length - 1})`, { code: 'ERR_INVALID_ARGUMENT', argument: full });
+        if (String(i) !== m[1] || i >= layers.length) {
+          throw new AttnkitError(`${fn}: '${full}' names layer ${m[1]}, but config.json gives ${layers.length} layers ` +
+            `(${f.layerPrefix}0 .. ${f.layerPrefix}${layers.length - 1})`, { code: 'ERR_INVALID_ARGUMENT', argument: full });
         }
         put(layers[i], layerWeight, value, full, `layer ${i}`);
       } else if (name === 'lm_head.weight' && this.spec.lmHead === 'separate') put(head, 'word', value, full, 'lm_head');
@@ -253,12 +308,12 @@ export class Model {
         code: 'ERR_INVALID_ARGUMENT', argument: missing,
       });
     }
-    // Errors from the modules name our weight and our options; say the checkpoint's tensor and
-    // the config.json settings instead.
+    // Errors name our weight and our options; say the checkpoint's tensor and the config.json
+    // settings instead.
     const keys = f.configKeys;
-    const named = (where, check) => {
+    const named = (where, part, given) => {
       try {
-        return check();
+        return [part, part._checkWeights(given)];
       } catch (e) {
         const full = source.get(`${where}/${e.argument}`);
         if (full && e instanceof AttnkitError) {
@@ -268,41 +323,20 @@ export class Model {
         throw e;
       }
     };
-    // Every module's weights are checked before any is written.
-    const plans = [named('embeddings', () => this.embeddings._checkWeights(emb)),
-      ...this.layers.map((l, i) => named(`layer ${i}`, () => l._checkWeights(layers[i])))];
-    const headPlan = head.word ? named('lm_head', () => this._head._checkWeights(head)) : null;
-    const D = this.spec.layer.dim, V = this.spec.embeddings.vocabSize;
-    // The weights kept in JavaScript (final norm, heads): name -> length; null when one is missing
-    // (a head is there only with all its tensors; _missing has checked the final norm's).
-    const vectors = (where, label, given, dims) => {
-      const out = {};
-      for (const [k, n] of Object.entries(dims)) {
-        if (given[k] === undefined) return null;
-        const t = given[k]?.data ?? given[k];
-        if (!(t instanceof Float32Array) || t.length !== n) {
-          throw new AttnkitError(`${fn}: ${label}'s ${k} must be a Float32Array of ${n}, got ${describe(t)}`,
-            { code: 'ERR_SHAPE_MISMATCH', argument: source.get(`${where}/${k}`) ?? k });
-        }
-        out[k] = t;
-      }
-      return out;
+    // A head is there only with all its tensors; one given in part is listed as unused.
+    const whole = (given, names, where) => {
+      if (names.every((k) => given[k] !== undefined)) return true;
+      unused.push(...Object.keys(given).map((k) => source.get(`${where}/${k}`)));
+      return false;
     };
-    const finals = this._final &&
-      vectors('final', 'the final norm', final, Object.fromEntries(Object.values(f.final).map((k) => [k, D])));
-    const mlmWeights = vectors('the masked-LM head', 'the masked-LM head', mlm,
-      { denseWeight: D * D, denseBias: D, normWeight: D, normBias: D, bias: V });
-    const poolerWeights = vectors('the pooler', 'the pooler', pooler, { weight: D * D, bias: D });
-    // All checked: write.
-    [this.embeddings, ...this.layers].forEach((m, i) => m._writeWeights(plans[i]));
-    if (finals) Object.assign(this._final, finals);
-    if (headPlan) this._head._writeWeights(headPlan);
-    this._headSet = this.spec.lmHead === 'tied' || headPlan !== null;
-    this._mlm = mlmWeights;
-    this._pooler = poolerWeights;
-    // Tensors of a head given in part are listed as unused (the head stays off).
-    if (!mlmWeights) unused.push(...Object.keys(mlm).map((k) => source.get(`the masked-LM head/${k}`)));
-    if (!poolerWeights) unused.push(...Object.keys(pooler).map((k) => source.get(`the pooler/${k}`)));
+    const p = this._parts;
+    // Every part's weights are checked before any is written.
+    const plans = [named('embeddings', p.embeddings, emb), ...p.layers.map((l, i) => named(`layer ${i}`, l, layers[i]))];
+    if (hasFinal) plans.push(named('final', p.final, final));
+    if (head.word) plans.push(named('lm_head', p.lmHead, head));
+    if (whole(mlm, PART_WEIGHTS.mlm, 'the masked-LM head')) plans.push(named('the masked-LM head', p.mlm, mlm));
+    if (whole(pooler, PART_WEIGHTS.pooler, 'the pooler')) plans.push(named('the pooler', p.pooler, pooler));
+    for (const [part, plan] of plans) part._writeWeights(plan);
     this.unusedWeights = unused;
     return this;
   }
@@ -327,7 +361,7 @@ export class Model {
     for (let i = 0; i < layers.length; i++) {
       for (const w of needLayer) if (layers[i][w] === undefined) return `${f.layerPrefix}${i}.${name(f.layerWeights, w)}`;
     }
-    if (this._final) for (const w of Object.values(f.final)) if (!final[w]) return name(f.final, w);
+    if (s.finalNorm) for (const w of Object.values(f.final)) if (!final[w]) return name(f.final, w);
     return null;
   }
 
@@ -341,6 +375,7 @@ export class Model {
    * positions continue from the cache, per row from the mask when one was given (cumsum(mask) - 1,
    * padding at 1, as generation counts left-padded rows); attentionMask then covers the cached
    * positions and these ([batch, cacheLength + L]), or only these ([batch, L]).
+   * One call into the C++ model; each output asked for is copied out once.
    */
   forward(inputIds, options) {
     const fn = 'forward';
@@ -350,7 +385,7 @@ export class Model {
     } = checkOptions(fn, options, ['attentionMask', 'tokenTypeIds', 'positionIds', 'outputAttentions', 'outputHiddenStates',
       'outputLogits', 'lastTokenOnly', 'useCache', 'pastKeyValues', 'pooling', 'normalize']);
     for (const [k, v] of Object.entries({ outputAttentions, outputHiddenStates, outputLogits, lastTokenOnly, useCache, normalize })) boolean(fn, k, v);
-    if (!this.embeddings) throw new AttnkitError(`${fn}: this Model was disposed`, { code: 'ERR_DISPOSED' });
+    this._live(fn);
     const logits = outputLogits || lastTokenOnly;
     if (logits) this._checkHead(fn, lastTokenOnly ? 'lastTokenOnly' : 'outputLogits');
     if (pooling !== undefined) this._checkPooling(fn, pooling);
@@ -362,132 +397,62 @@ export class Model {
       throw new AttnkitError(`${fn}: normalize applies to a pooled embedding; pass pooling ('mean', 'cls', 'last' or 'pooler')`,
         { code: 'ERR_INVALID_ARGUMENT', argument: 'normalize' });
     }
-    const ids = idsInput(fn, 'inputIds', inputIds);
-    const [B, L] = ids.dims.length === 2 ? ids.dims : [1, ids.dims[0]];
-    const given = attentionMask === undefined ? undefined : idsInput(fn, 'attentionMask', attentionMask).data;
-    let positions = positionIds;
-    let mask = given === undefined ? undefined : { data: given, dims: [B, L] };
-    let cache = null;
     if (pastKeyValues !== undefined && !useCache) {
       throw new AttnkitError(`${fn}: pastKeyValues continues a KV cache; pass useCache: true with it`,
         { code: 'ERR_INVALID_ARGUMENT', argument: 'pastKeyValues' });
     }
-    if (useCache) {
-      this._checkCacheFree(fn);
-      // With pastKeyValues, the step is checked against that cache before it replaces the model's.
-      const start = pastKeyValues === undefined ? null : this._checkCache(fn, 'pastKeyValues', pastKeyValues);
-      cache = this._cacheStep(fn, B, L, given, start ? (start.length ? start : null) : this._cache);
-      if (start) this._putCache(fn, 'pastKeyValues', start);
-      mask = cache.mask ? { data: cache.mask, dims: [B, cache.total] } : undefined;
-      if (positions === undefined) positions = cache.positions;
-    } else if (positions === undefined && this.spec.positionIds === 'padding') {
-      positions = this._ak.positionIds(B, L, { inputIds: ids.data, paddingIdx: this.spec.embeddings.paddingIdx });
-    }
-    const past = cache ? cache.total - L : 0;
-    const learned = this.spec.embeddings.positional === 'learned';
-    let x = this.embeddings.forward({ data: ids.data, dims: [B, L] }, {
-      tokenTypeIds, positionIds: learned ? positions : undefined, pastLength: learned && positions === undefined ? past : 0,
-    });
-    const hidden = [], attentions = [];
-    const rope = this.spec.layer.positional === 'rotary' ? positions : undefined;
-    // The padding mask, made once for every layer.
-    const pad = mask === undefined ? undefined : paddingMaskFromAttentionMask(this._ak, mask);
-    try {
-      for (const layer of this.layers) {
-        if (outputHiddenStates) hidden.push(x);
-        const r = layer.forward(x, { mask: pad, positionIds: rope, returnWeights: outputAttentions, useCache });
-        if (outputAttentions) {
-          attentions.push(r.weights);
-          x = r.output;
-        } else {
-          x = r;
-        }
-      }
-    } catch (e) {
-      // A failed step leaves every layer's cache as it was before the call.
-      if (cache) for (const layer of this.layers) layer._truncateCache(past);
-      throw e;
-    }
-    if (cache) this._cache = { batch: B, length: cache.total, mask: cache.mask };
-    if (this._final) {
-      x = this.spec.finalNorm.norm === 'rmsnorm'
-        ? this._ak.rmsNorm(x, { weight: this._final.weight, eps: this.spec.finalNorm.eps })
-        : this._ak.layerNorm(x, { gamma: this._final.weight, beta: this._final.bias, eps: this.spec.finalNorm.eps });
-    }
-    if (outputHiddenStates) hidden.push(x);
-    const result = { lastHiddenState: new Tensor('float32', x.data, [B, L, this.spec.layer.dim]) };
-    if (outputHiddenStates) result.hiddenStates = hidden;
-    if (outputAttentions) result.attentions = attentions;
-    if (logits) result.logits = this._logits(fn, x.data, B, L, lastTokenOnly);
-    if (pooling !== undefined) result.pooled = this._pool(x.data, B, L, pooling, normalize, given ?? null);
-    return result;
-  }
-
-  _checkPooling(fn, pooling) {
-    if (!['mean', 'cls', 'last', 'pooler'].includes(pooling)) {
-      throw new AttnkitError(`${fn}: pooling must be 'mean', 'cls', 'last' or 'pooler', got ${describe(pooling)}`,
-        { code: 'ERR_INVALID_ARGUMENT', argument: 'pooling' });
-    }
-    if (pooling === 'pooler' && !this._pooler) {
-      throw new AttnkitError(`${fn}: pooling 'pooler' needs BERT's pooler.dense weights, which ${this._family.pooler ? 'the weights lack' :
-        `${this.spec.family} models do not have`}; use 'mean' or 'cls'`, { code: 'ERR_INVALID_ARGUMENT', argument: 'pooling' });
-    }
-  }
-
-  // Sentence embeddings [B, D] from the last hidden states, as sentence-transformers pools: the
-  // mean over the attention mask (sum(h * m) / max(sum(m), 1e-9)), the first token, each row's
-  // last real token, or BERT's pooler; normalize: divided by max(L2 norm, 1e-12) (F.normalize).
-  _pool(h, B, L, pooling, normalize, mask) {
-    const D = this.spec.layer.dim;
-    let out = new Float32Array(B * D);
-    for (let b = 0; b < B; b++) {
-      const row = out.subarray(b * D, (b + 1) * D);
-      const at = (i) => h.subarray((b * L + i) * D, (b * L + i + 1) * D);
-      const on = (i) => !mask || mask[b * L + i] !== 0;
-      if (pooling === 'mean') {
-        const sum = new Float64Array(D);
-        let n = 0;
-        for (let i = 0; i < L; i++) {
-          if (!on(i)) continue;
-          n++;
-          const v = at(i);
-          for (let d = 0; d < D; d++) sum[d] += v[d];
-        }
-        for (let d = 0; d < D; d++) row[d] = sum[d] / Math.max(n, 1e-9);
-      } else if (pooling === 'last') {
-        let i = L - 1;
-        while (i > 0 && !on(i)) i--;
-        row.set(at(i));
-      } else {
-        row.set(at(0));
-      }
-    }
-    if (pooling === 'pooler') {
-      out = this._ak.linear(new Tensor('float32', out, [B, D]), new Tensor('float32', this._pooler.weight, [D, D]), { bias: this._pooler.bias }).data;
-      for (let i = 0; i < out.length; i++) out[i] = Math.tanh(out[i]);
-    }
-    if (normalize) {
-      for (let b = 0; b < B; b++) {
-        const row = out.subarray(b * D, (b + 1) * D);
-        let ss = 0;
-        for (const v of row) ss += v * v;
-        const n = Math.max(Math.sqrt(ss), 1e-12);
-        for (let d = 0; d < D; d++) row[d] /= n;
-      }
-    }
-    return new Tensor('float32', out, [B, D]);
-  }
-
-  // A cached call's checks and inputs, continuing cache c ({batch, length, mask} or null): the
-  // whole mask [B, total] (null while every position is a token) and, with padding, each new
-  // token's position cumsum(mask) - 1 (padding at 1).
-  _cacheStep(fn, B, L, given, c) {
-    if (!this.spec.layer.causal) {
+    if (useCache && !this.spec.layer.causal) {
       throw new AttnkitError(`${fn}: useCache: ${this.spec.family} models attend both ways, so there is nothing to cache ` +
         '(the KV cache serves causal models: GPT-2, LLaMA)', { code: 'ERR_INVALID_ARGUMENT', argument: 'useCache' });
     }
-    const past = c?.length ?? 0, total = past + L;
-    if (c && c.batch !== B) {
+    const ids = idsInput(fn, 'inputIds', inputIds);
+    if (ids.dims.length < 1 || ids.dims.length > 2) {
+      throw new AttnkitError(`${fn}: inputIds must have dims [length] or [batch, length], got ${JSON.stringify(ids.dims)}`,
+        { code: 'ERR_SHAPE_MISMATCH', argument: 'inputIds' });
+    }
+    const [B, L] = ids.dims.length === 2 ? ids.dims : [1, ids.dims[0]];
+    const mask = attentionMask === undefined ? null : idsInput(fn, 'attentionMask', attentionMask).data;
+    const types = tokenTypeIds === undefined ? null : idsInput(fn, 'tokenTypeIds', tokenTypeIds).data;
+    const positions = positionIds === undefined ? null : idsInput(fn, 'positionIds', positionIds).data;
+    if (useCache) {
+      this._checkCacheFree(fn);
+      // With pastKeyValues, the step is checked against that cache before it replaces the model's
+      // (all or nothing); the C++ model then checks the step again against what it holds.
+      if (pastKeyValues !== undefined) {
+        const start = this._checkCache(fn, 'pastKeyValues', pastKeyValues);
+        this._checkStep(fn, B, L, mask, start);
+        this._putCache(fn, 'pastKeyValues', start);
+      }
+    }
+    const wire = writeForwardOptions({
+      batch: B, length: L, typesLength: types?.length ?? 0, positionsLength: positions?.length ?? 0,
+      maskLength: mask?.length ?? 0, useCache, wantHidden: outputHiddenStates, wantAttentions: outputAttentions,
+      logits: lastTokenOnly ? 'last' : logits ? 'all' : 'none', pooling: pooling ?? 'none', normalize,
+    });
+    const ak = this._ak;
+    const out = ak._withInputs([ids.data, types, positions, mask, wire], ([pi, pt, pp, pm, pw]) =>
+      ak._callSlots(fn, '_modelForward', [this._handle, pi, pt, pp, pm, pw], 5));
+    const D = this._config.dim, H = this._config.numHeads, V = this.spec.embeddings.vocabSize;
+    const result = { lastHiddenState: new Tensor('float32', out[0], [B, L, D]) };
+    if (outputHiddenStates) {
+      const n = B * L * D;
+      result.hiddenStates = Array.from({ length: this.numLayers + 1 }, (_, i) =>
+        new Tensor('float32', out[1].subarray(i * n, (i + 1) * n), [B, L, D]));
+    }
+    if (outputAttentions) {
+      const n = out[2].length / this.numLayers, T = n / (B * H * L);
+      result.attentions = Array.from({ length: this.numLayers }, (_, i) =>
+        new Tensor('float32', out[2].subarray(i * n, (i + 1) * n), [B, H, L, T]));
+    }
+    if (logits) result.logits = new Tensor('float32', out[3], lastTokenOnly ? [B, V] : [B, L, V]);
+    if (pooling !== undefined) result.pooled = new Tensor('float32', out[4], [B, D]);
+    return result;
+  }
+
+  // A cached step's fit to a cache {batch, length} it will continue: its batch, the context, the mask.
+  _checkStep(fn, B, L, mask, c) {
+    const past = c.length, total = past + L;
+    if (past > 0 && c.batch !== B) {
       throw new AttnkitError(`${fn}: the KV cache holds a batch of ${c.batch}, got inputIds with batch ${B} (call resetCache() to start over)`,
         { code: 'ERR_SHAPE_MISMATCH', argument: 'inputIds' });
     }
@@ -495,82 +460,40 @@ export class Model {
       throw new AttnkitError(`${fn}: the KV cache holds ${past} positions and inputIds adds ${L}; the model has ${this.contextSize} ` +
         '(config.json) (call resetCache() to start over)', { code: 'ERR_OUT_OF_RANGE', argument: 'inputIds' });
     }
-    let mask = null;
-    if (given !== undefined) {
-      if (given.length !== B * L && given.length !== B * total) {
-        throw new AttnkitError(`${fn}: with useCache, attentionMask must have [batch, cacheLength + length] = ${B * total} or ` +
-          `[batch, length] = ${B * L} elements, got ${given.length}`, { code: 'ERR_SHAPE_MISMATCH', argument: 'attentionMask' });
-      }
-      mask = new Int32Array(B * total);
-      for (let b = 0; b < B; b++) {
-        if (given.length === B * total) mask.set(given.subarray(b * total, (b + 1) * total), b * total);
-        else {
-          if (c?.mask) mask.set(c.mask.subarray(b * past, (b + 1) * past), b * total);
-          else mask.fill(1, b * total, b * total + past);
-          mask.set(given.subarray(b * L, (b + 1) * L), b * total + past);
-        }
-      }
-    } else if (c?.mask) {
-      mask = new Int32Array(B * total).fill(1);
-      for (let b = 0; b < B; b++) mask.set(c.mask.subarray(b * past, (b + 1) * past), b * total);
+    if (mask && mask.length !== B * L && mask.length !== B * total) {
+      throw new AttnkitError(`${fn}: with useCache, attentionMask must have [batch, cacheLength + length] = ${B * total} or ` +
+        `[batch, length] = ${B * L} elements, got ${mask.length}`, { code: 'ERR_SHAPE_MISMATCH', argument: 'attentionMask' });
     }
-    if (mask && mask.every((v) => v === 1)) mask = null;
-    let positions;
-    if (mask) {
-      positions = new Int32Array(B * L);
-      for (let b = 0; b < B; b++) {
-        let n = 0;
-        for (let j = 0; j < total; j++) {
-          if (mask[b * total + j]) n++;
-          if (j >= past) positions[b * L + j - past] = mask[b * total + j] ? n - 1 : 1;
-        }
-      }
-      positions = { data: positions, dims: [B, L] };
+  }
+
+  _checkPooling(fn, pooling) {
+    if (!POOLING.includes(pooling)) {
+      throw new AttnkitError(`${fn}: pooling must be 'mean', 'cls', 'last' or 'pooler', got ${describe(pooling)}`,
+        { code: 'ERR_INVALID_ARGUMENT', argument: 'pooling' });
     }
-    return { total, mask, positions };
+    if (pooling === 'pooler' && !this._ak._m._modelHasHead(this._handle, PART.pooler)) {
+      throw new AttnkitError(`${fn}: pooling 'pooler' needs BERT's pooler.dense weights, which ${this._family.pooler ? 'the weights lack' :
+        `${this.spec.family} models do not have`}; use 'mean' or 'cls'`, { code: 'ERR_INVALID_ARGUMENT', argument: 'pooling' });
+    }
   }
 
   _checkHead(fn, argument) {
+    const has = (part) => this._ak._m._modelHasHead(this._handle, PART[part]) === 1;
     if (this._family.mlm) {
-      if (!this._mlm) {
+      if (!has('mlm')) {
         throw new AttnkitError(`${fn}: ${argument}: the weights have no masked-LM head (BertForMaskedLM's cls.predictions.* or ` +
           "RobertaForMaskedLM's lm_head.*), so there are no logits", { code: 'ERR_INVALID_ARGUMENT', argument });
       }
       return;
     }
-    if (!this._head) {
+    if (!this.spec.lmHead) {
       throw new AttnkitError(`${fn}: ${argument}: ${this.spec.family} models have no language-model head in attnkit yet ` +
         '(GPT-2 and LLaMA do)', { code: 'ERR_INVALID_ARGUMENT', argument });
     }
-    if (!this._headSet) {
+    if (!has('lmHead')) {
       throw new AttnkitError(`${fn}: ${argument}: the weights had no lm_head.weight (config.json's tie_word_embeddings ` +
         'is false), so there are no logits', { code: 'ERR_INVALID_ARGUMENT', argument: 'lm_head.weight' });
     }
-  }
-
-  // The head over the final hidden states [B, L, D]: logits [B, L, V], or [B, V] from each row's last
-  // position (never the whole [B, L, V] then).
-  _logits(fn, hidden, B, L, lastOnly) {
-    const D = this.spec.layer.dim, V = this.spec.embeddings.vocabSize;
-    let rows = hidden;
-    if (lastOnly) {
-      rows = new Float32Array(B * D);
-      for (let b = 0; b < B; b++) rows.set(hidden.subarray((b * L + L - 1) * D, (b * L + L) * D), b * D);
-    }
-    const n = lastOnly ? B : B * L;
-    let data;
-    if (this._mlm) {
-      // The masked-LM head: LayerNorm(act(dense(x))) @ word.T + bias.
-      const m = this._mlm, act = this.spec.family === 'roberta' ? 'gelu' : this.spec.layer.activation;
-      let t = this._ak.linear(new Tensor('float32', rows, [n, D]), new Tensor('float32', m.denseWeight, [D, D]), { bias: m.denseBias });
-      t = this._ak.activation(t, act);
-      t = this._ak.layerNorm(t, { gamma: m.normWeight, beta: m.normBias, eps: this.spec.layer.eps });
-      data = this.embeddings._logits(fn, t.data, n);
-      for (let r = 0; r < n; r++) for (let v = 0; v < V; v++) data[r * V + v] += m.bias[v];
-    } else {
-      data = this._head._logits(fn, rows, n);
-    }
-    return new Tensor('float32', data, lastOnly ? [B, V] : [B, L, V]);
   }
 
   /**
@@ -587,13 +510,9 @@ export class Model {
     return generateText(this, tokenizer, prompt, options);
   }
 
-  /** Frees every module's wasm memory. */
+  /** Frees the model's wasm memory (weights and KV cache). */
   dispose() {
-    this._cache = null;
-    for (const m of this._modules) m.dispose();
-    this._modules = [];
-    this.embeddings = null;
-    this.layers = [];
+    super.dispose();
   }
 }
 

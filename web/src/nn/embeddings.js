@@ -6,6 +6,43 @@ import { Tensor } from '../runtime/tensor.js';
 import { idsInput, num, oneOf, options as checkOptions } from '../runtime/args.js';
 import { ENUMS, WEIGHTS, writeEmbeddingsConfig } from '../runtime/boundary.generated.js';
 
+/** Embeddings' options -> {fields (EmbeddingsConfig, bindings/boundary.json), config (as reported)}. */
+export function embeddingsConfig(fn, options) {
+  const {
+    vocabSize, dim, maxPositions = 512, typeVocabSize = 0, positional = 'learned', scale = 1,
+    paddingIdx, norm = 'layernorm', eps, sinusoidal: sinusoidalOptions,
+  } = checkOptions(fn, options, ['vocabSize', 'dim', 'maxPositions', 'typeVocabSize', 'positional', 'scale',
+    'paddingIdx', 'norm', 'eps', 'sinusoidal']);
+  const sinusoidal = checkOptions(fn, sinusoidalOptions, ['base', 'layout'], 'sinusoidal');
+  const s = scale === true ? Math.sqrt(num(fn, 'dim', dim)) : scale === false ? 1 : num(fn, 'scale', scale);
+  oneOf(fn, 'norm', norm, ENUMS.NormKind);
+  const e = eps === undefined ? (norm === 'rmsnorm' ? 1e-6 : 1e-12) : num(fn, 'eps', eps);
+  const layout = sinusoidal.layout ?? 'interleaved';
+  const fields = {
+    vocabSize: num(fn, 'vocabSize', vocabSize),
+    dim: num(fn, 'dim', dim),
+    maxPositions: num(fn, 'maxPositions', maxPositions),
+    typeVocabSize: num(fn, 'typeVocabSize', typeVocabSize),
+    positional: ENUMS.PositionKind[oneOf(fn, 'positional', positional, ENUMS.PositionKind)],
+    scale: s,
+    paddingIdx: paddingIdx === undefined || paddingIdx === null ? -1 : num(fn, 'paddingIdx', paddingIdx),
+    norm,
+    eps: e,
+    sinusoidalBase: num(fn, 'sinusoidal.base', sinusoidal.base ?? 10000),
+    sinusoidalLayout: ENUMS.SinusoidalLayout[oneOf(fn, 'sinusoidal.layout', layout, ENUMS.SinusoidalLayout)],
+  };
+  return { fields, config: { vocabSize, dim, maxPositions, typeVocabSize, positional, scale: s, paddingIdx, norm, eps: e } };
+}
+
+/** Each Embeddings weight's dims for a config (setWeights checks tensors against them). */
+export function embeddingsShapes(c) {
+  const D = [c.dim, 'dim'];
+  return {
+    word: [[c.vocabSize, 'vocabSize'], D], position: [[c.maxPositions, 'maxPositions'], D],
+    tokenType: [[c.typeVocabSize, 'typeVocabSize'], D], normWeight: [D], normBias: [D],
+  };
+}
+
 export class Embeddings extends HandleModule {
   /**
    * @param ak a loaded Attnkit (users write `new ak.Embeddings(options)`)
@@ -14,41 +51,16 @@ export class Embeddings extends HandleModule {
   constructor(ak, options) {
     super();
     const fn = 'Embeddings';
-    const {
-      vocabSize, dim, maxPositions = 512, typeVocabSize = 0, positional = 'learned', scale = 1,
-      paddingIdx, norm = 'layernorm', eps, sinusoidal: sinusoidalOptions,
-    } = checkOptions(fn, options, ['vocabSize', 'dim', 'maxPositions', 'typeVocabSize', 'positional', 'scale',
-      'paddingIdx', 'norm', 'eps', 'sinusoidal']);
-    const sinusoidal = checkOptions(fn, sinusoidalOptions, ['base', 'layout'], 'sinusoidal');
-    const s = scale === true ? Math.sqrt(num(fn, 'dim', dim)) : scale === false ? 1 : num(fn, 'scale', scale);
-    oneOf(fn, 'norm', norm, ENUMS.NormKind);
-    const e = eps === undefined ? (norm === 'rmsnorm' ? 1e-6 : 1e-12) : num(fn, 'eps', eps);
-    const layout = sinusoidal.layout ?? 'interleaved';
-    const wire = writeEmbeddingsConfig({
-      vocabSize: num(fn, 'vocabSize', vocabSize),
-      dim: num(fn, 'dim', dim),
-      maxPositions: num(fn, 'maxPositions', maxPositions),
-      typeVocabSize: num(fn, 'typeVocabSize', typeVocabSize),
-      positional: ENUMS.PositionKind[oneOf(fn, 'positional', positional, ENUMS.PositionKind)],
-      scale: s,
-      paddingIdx: paddingIdx === undefined || paddingIdx === null ? -1 : num(fn, 'paddingIdx', paddingIdx),
-      norm,
-      eps: e,
-      sinusoidalBase: num(fn, 'sinusoidal.base', sinusoidal.base ?? 10000),
-      sinusoidalLayout: ENUMS.SinusoidalLayout[oneOf(fn, 'sinusoidal.layout', layout, ENUMS.SinusoidalLayout)],
-    });
-    this.config = { vocabSize, dim, maxPositions, typeVocabSize, positional, scale: s, paddingIdx, norm, eps: e };
+    const { fields, config } = embeddingsConfig(fn, options);
+    const wire = writeEmbeddingsConfig(fields);
+    this.config = config;
     const handle = ak._withInputs([wire], ([pc]) => ak._raw(fn, '_embeddingsCreate', [pc])[0]);
     this._adopt(ak, handle, 'Embeddings', { free: '_embeddingsFree', weight: '_embeddingsWeight' }, WEIGHTS.Embeddings);
   }
 
   // Each weight's dims (setWeights checks tensors against them).
   _shapes() {
-    const c = this.config, D = [c.dim, 'dim'];
-    return {
-      word: [[c.vocabSize, 'vocabSize'], D], position: [[c.maxPositions, 'maxPositions'], D],
-      tokenType: [[c.typeVocabSize, 'typeVocabSize'], D], normWeight: [D], normBias: [D],
-    };
+    return embeddingsShapes(this.config);
   }
 
   /**

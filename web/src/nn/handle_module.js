@@ -77,13 +77,18 @@ export class HandleModule extends OwnedHandle {
       given.push([which, stored ? value.size : t.data.length, stored ? value : t.data]);
     }
     const { weight } = this._rawNames;
-    for (const [which, count] of given) this._ak._raw(fn, weight, [this._handle, which, count, true]);
+    for (const [which, count] of given) this._ak._raw(fn, weight, this._weightArgs(which, count, true));
     return given;
+  }
+
+  // The raw weight function's arguments after the slot (a Model's parts add the part and layer).
+  _weightArgs(which, count, checkOnly) {
+    return [this._handle, which, count, checkOnly];
   }
 
   _writeWeights(given) {
     for (const [which, count, data] of given) {
-      const [ptr] = this._ak._raw('setWeights', this._rawNames.weight, [this._handle, which, count, false]);
+      const [ptr] = this._ak._raw('setWeights', this._rawNames.weight, this._weightArgs(which, count, false));
       // Fresh views: nothing allocates in the core module in between.
       if (isStored(data)) data.writeTo(this._ak, ptr);
       else this._ak._view(Float32Array, ptr, data.length).set(data);

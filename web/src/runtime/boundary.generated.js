@@ -12,6 +12,11 @@ export const ENUMS = Object.freeze({
   NormKind: Object.freeze(["none","layernorm","rmsnorm"]),
   PositionKind: Object.freeze(["none","sinusoidal","learned"]),
   SinusoidalLayout: Object.freeze(["interleaved","split"]),
+  PositionIdsRule: Object.freeze(["arange","padding"]),
+  LayerScaleRule: Object.freeze(["none","inverseLayerIdx"]),
+  LmHead: Object.freeze(["none","tied","separate"]),
+  LogitsMode: Object.freeze(["none","all","last"]),
+  Pooling: Object.freeze(["none","mean","cls","last","pooler"]),
 });
 
 /** Each module's weight names, index = the C++ weight number. */
@@ -131,5 +136,44 @@ export function writeEmbeddingsConfig(o, out = new Float64Array(11), at = 0) {
   out[at + 8] = o.eps;
   out[at + 9] = o.sinusoidalBase;
   out[at + 10] = index('EmbeddingsConfig.sinusoidalLayout', ENUMS.SinusoidalLayout, o.sinusoidalLayout);
+  return out;
+}
+
+export const MODEL_CONFIG_SIZE = 54;
+
+/** ModelConfig (embeddings, layer, numLayers, causal, positionIds, layerScale, finalNorm, finalEps, lmHead, mlmHead, mlmActivation, contextSize) into out[at..at + 54). */
+export function writeModelConfig(o, out = new Float64Array(54), at = 0) {
+  fields('ModelConfig', o, ["embeddings","layer","numLayers","causal","positionIds","layerScale","finalNorm","finalEps","lmHead","mlmHead","mlmActivation","contextSize"]);
+  writeEmbeddingsConfig(o.embeddings, out, at + 0);
+  writeEncoderLayerConfig(o.layer, out, at + 11);
+  out[at + 44] = o.numLayers;
+  out[at + 45] = o.causal ? 1 : 0;
+  out[at + 46] = index('ModelConfig.positionIds', ENUMS.PositionIdsRule, o.positionIds);
+  out[at + 47] = index('ModelConfig.layerScale', ENUMS.LayerScaleRule, o.layerScale);
+  out[at + 48] = index('ModelConfig.finalNorm', ENUMS.NormKind, o.finalNorm);
+  out[at + 49] = o.finalEps;
+  out[at + 50] = index('ModelConfig.lmHead', ENUMS.LmHead, o.lmHead);
+  out[at + 51] = o.mlmHead ? 1 : 0;
+  out[at + 52] = index('ModelConfig.mlmActivation', ENUMS.Activation, o.mlmActivation);
+  out[at + 53] = o.contextSize;
+  return out;
+}
+
+export const FORWARD_OPTIONS_SIZE = 11;
+
+/** ForwardOptions (batch, length, typesLength, positionsLength, maskLength, useCache, wantHidden, wantAttentions, logits, pooling, normalize) into out[at..at + 11). */
+export function writeForwardOptions(o, out = new Float64Array(11), at = 0) {
+  fields('ForwardOptions', o, ["batch","length","typesLength","positionsLength","maskLength","useCache","wantHidden","wantAttentions","logits","pooling","normalize"]);
+  out[at + 0] = o.batch;
+  out[at + 1] = o.length;
+  out[at + 2] = o.typesLength;
+  out[at + 3] = o.positionsLength;
+  out[at + 4] = o.maskLength;
+  out[at + 5] = o.useCache ? 1 : 0;
+  out[at + 6] = o.wantHidden ? 1 : 0;
+  out[at + 7] = o.wantAttentions ? 1 : 0;
+  out[at + 8] = index('ForwardOptions.logits', ENUMS.LogitsMode, o.logits);
+  out[at + 9] = index('ForwardOptions.pooling', ENUMS.Pooling, o.pooling);
+  out[at + 10] = o.normalize ? 1 : 0;
   return out;
 }

@@ -8,16 +8,21 @@ import { describe } from './args.js';
 const TEXT_ENCODER = new TextEncoder();
 // The scratch block kept between calls: 1 MiB holds a 300 KB text's UTF-8 and pieces' ends.
 const SCRATCH_KEEP = 1 << 20;
+const SLOT_PAIRS = 5;
 
 export class WasmHeap {
   constructor(module) {
     this._m = module;
-    this._slot = module._malloc(16) >>> 0; // [data offset, count] x 2, written by every `_name` call
+    // [data offset, count] x 5 (a Model's forward reports five results), written by every `_name` call.
+    this._slot = module._malloc(8 * SLOT_PAIRS) >>> 0;
+    /** Raw calls made so far (the tests count a forward pass's). */
+    this.rawCalls = 0;
   }
 
   // Runs a raw function with the result slot; throws AttnkitError on a non-zero status, else
   // returns the slot's two uint32 [data offset or handle, count].
   _raw(fn, name, args) {
+    this.rawCalls++;
     const status = this._m[name](this._slot, ...args);
     if (status !== 0) {
       throw new AttnkitError(`${fn}: ${this._m._lastErrorMessage()}`, {
@@ -35,7 +40,7 @@ export class WasmHeap {
     const buffer = this._buffer();
     if (this._slotBuffer !== buffer) {
       this._slotBuffer = buffer;
-      this._slotView = new Uint32Array(buffer, this._slot, 4);
+      this._slotView = new Uint32Array(buffer, this._slot, 2 * SLOT_PAIRS);
     }
     return this._slotView;
   }
@@ -77,6 +82,18 @@ export class WasmHeap {
     } finally {
       if (ptr) this._m._free(ptr);
       if (wptr) this._m._free(wptr);
+    }
+  }
+
+  // _raw for functions that report `n` float32 results in the slot's pairs: returns them as fresh
+  // Float32Arrays (empty where a count is 0) and frees every wasm result.
+  _callSlots(fn, name, args, n) {
+    this._raw(fn, name, args);
+    const slot = this._slotWords().slice(0, 2 * n);
+    try {
+      return Array.from({ length: n }, (_, i) => (slot[2 * i] ? this._view(Float32Array, slot[2 * i], slot[2 * i + 1]).slice() : new Float32Array(0)));
+    } finally {
+      for (let i = 0; i < n; i++) if (slot[2 * i]) this._m._free(slot[2 * i]);
     }
   }
 

@@ -1,0 +1,470 @@
+#include "attnkit/models/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "attnkit/ops/embedding.hpp"
+#include "attnkit/ops/linear.hpp"
+#include "attnkit/ops/mask.hpp"
+#include "attnkit/ops/norm.hpp"
+
+namespace attnkit {
+
+namespace {
+
+std::size_t sz(double v) { return static_cast<std::size_t>(v); }
+
+}  // namespace
+
+Status check_model_config(const ModelConfig& c) {
+  Status s = check_embeddings_config(c.embeddings);
+  if (s.ok()) s = check_encoder_layer_config(c.layer);
+  if (s.ok()) s = check_integer("numLayers", c.num_layers, 1, kMaxModelLayers);
+  if (s.ok()) s = check_integer("contextSize", c.context_size, 1, 1 << 24);
+  if (!s.ok()) return s;
+  if (c.embeddings.dim != c.layer.attention.dim) {
+    return Status::error(Code::invalid_argument, "dim", "the embeddings' dim (" + show_number(c.embeddings.dim) +
+                                                             ") must equal the layers' (" + show_number(c.layer.attention.dim) + ")");
+  }
+  const int pos = static_cast<int>(c.position_ids), scale = static_cast<int>(c.layer_scale);
+  const int fin = static_cast<int>(c.final_norm), head = static_cast<int>(c.lm_head);
+  if (pos < 0 || pos > 1) return Status::error(Code::invalid_argument, "positionIds", "positionIds must be 'arange' or 'padding'");
+  if (scale < 0 || scale > 1) return Status::error(Code::invalid_argument, "layerScale", "unknown layerScale");
+  if (fin < 0 || fin > 2) return Status::error(Code::invalid_argument, "finalNorm", "unknown finalNorm");
+  if (head < 0 || head > 2) return Status::error(Code::invalid_argument, "lmHead", "unknown lmHead");
+  if (c.position_ids == PositionIdsRule::padding &&
+      (c.embeddings.padding_idx < 0 || c.embeddings.padding_idx != std::floor(c.embeddings.padding_idx))) {
+    return Status::error(Code::invalid_argument, "paddingIdx", "positionIds 'padding' needs an integer paddingIdx >= 0");
+  }
+  if (c.final_norm != NormKind::none) return check_norm(0, c.embeddings.dim, c.final_eps);
+  return s;
+}
+
+Status Model::create(const ModelConfig& config, std::unique_ptr<Model>& out) {
+  Status s = check_model_config(config);
+  if (!s.ok()) return s;
+  std::unique_ptr<Model> m(new Model());
+  if (!m) return Status::error(Code::out_of_memory, "Model", "could not allocate the model");
+  m->config_ = config;
+  m->dim_ = static_cast<int>(config.embeddings.dim);
+  m->vocab_ = static_cast<int>(config.embeddings.vocab_size);
+  m->heads_ = static_cast<int>(config.layer.attention.heads);
+  s = Embeddings::create(config.embeddings, m->embeddings_);
+  const int n = static_cast<int>(config.num_layers);
+  if (s.ok() && !m->layers_.empty()) m->layers_.clear();
+  for (int i = 0; s.ok() && i < n; ++i) {
+    EncoderLayerConfig lc = config.layer;
+    if (config.layer_scale == LayerScaleRule::inverse_layer_idx) {
+      const double hd = lc.attention.head_dim > 0 ? lc.attention.head_dim : lc.attention.dim / lc.attention.heads;
+      lc.attention.scale = (std::isnan(lc.attention.scale) ? 1 / std::sqrt(hd) : lc.attention.scale) / (i + 1);
+    }
+    std::unique_ptr<EncoderLayer> layer;
+    s = EncoderLayer::create(lc, layer);
+    if (s.ok()) {
+      layer->attention().set_cache_limit(static_cast<int>(config.context_size));
+      m->layers_.push_back(std::move(layer));
+    }
+  }
+  if (s.ok() && config.lm_head == LmHead::separate) {
+    EmbeddingsConfig hc;
+    hc.vocab_size = config.embeddings.vocab_size, hc.dim = config.embeddings.dim;
+    hc.positional = PositionKind::none, hc.norm = NormKind::none;
+    s = Embeddings::create(hc, m->head_);
+  }
+  if (!s.ok()) return s;
+  const std::size_t D = sz(config.embeddings.dim);
+  if (!m->final_.assign(2 * D, 0.f)) return Status::error(Code::out_of_memory, "Model", "could not allocate the final norm");
+  std::fill_n(m->final_.data(), D, 1.f);
+  out = std::move(m);
+  return s;
+}
+
+Status Model::weight(ModelPart part, int layer, int which, double length, float*& data, bool check_only) {
+  const std::size_t D = static_cast<std::size_t>(dim_), V = static_cast<std::size_t>(vocab_);
+  // A weight stored here (not in a module): check its length, hand out its storage.
+  auto own = [&](FloatBuffer& buf, std::size_t total, std::size_t offset, std::size_t n, const char* name, bool* set) {
+    Status s = check_length(name, length, static_cast<double>(n), std::to_string(n).c_str());
+    if (!s.ok()) return s;
+    if (!buf.data() && !buf.assign(total, 0.f)) return Status::error(Code::out_of_memory, name, "could not allocate the head");
+    data = buf.data() + offset;
+    if (set && !check_only) *set = true;
+    return s;
+  };
+  switch (part) {
+    case ModelPart::embeddings:
+      if (which < 0 || which > 4) break;
+      return embeddings_->weight(static_cast<EmbeddingsWeight>(which), length, data, check_only);
+    case ModelPart::layer:
+      if (layer < 0 || layer >= num_layers()) {
+        return Status::error(Code::invalid_argument, "layer", "layer " + std::to_string(layer) + " is past the model's " +
+                                                                  std::to_string(num_layers()));
+      }
+      return layers_[static_cast<std::size_t>(layer)]->weight(which, length, data, check_only);
+    case ModelPart::final_norm:
+      if (config_.final_norm == NormKind::none || which < 0 || which > 1 ||
+          (which == 1 && config_.final_norm != NormKind::layer_norm)) break;
+      return own(final_, 2 * D, which * D, D, which ? "bias" : "weight", nullptr);
+    case ModelPart::lm_head:
+      if (config_.lm_head != LmHead::separate || which != 0) break;
+      if (!check_only) head_set_ = true;
+      return head_->weight(EmbeddingsWeight::word, length, data, check_only);
+    case ModelPart::mlm: {
+      if (!config_.mlm_head || which < 0 || which > 4) break;
+      static const char* names[5] = {"denseWeight", "denseBias", "normWeight", "normBias", "bias"};
+      const std::size_t offsets[5] = {0, D * D, D * D + D, D * D + 2 * D, D * D + 3 * D};
+      return own(mlm_, D * D + 3 * D + V, offsets[which], which == 0 ? D * D : which == 4 ? V : D, names[which],
+                 &mlm_set_[which]);
+    }
+    case ModelPart::pooler:
+      if (which < 0 || which > 1) break;
+      return own(pooler_, D * D + D, which * D * D, which ? D : D * D, which ? "bias" : "weight", &pooler_set_[which]);
+  }
+  return Status::error(Code::invalid_argument, "weights", "this model has no such weight");
+}
+
+bool Model::has_head(ModelPart part) const {
+  switch (part) {
+    case ModelPart::lm_head:
+      return config_.lm_head == LmHead::tied || (config_.lm_head == LmHead::separate && head_set_);
+    case ModelPart::mlm:
+      return config_.mlm_head && std::all_of(mlm_set_, mlm_set_ + 5, [](bool b) { return b; });
+    case ModelPart::pooler:
+      return pooler_set_[0] && pooler_set_[1];
+    default:
+      return false;
+  }
+}
+
+void Model::reset_cache() {
+  for (auto& l : layers_) l->attention().reset_cache();
+  cache_length_ = cache_batch_ = 0;
+  cache_mask_.resize(0);
+}
+
+double Model::cache_bytes() const {
+  double bytes = 0;
+  for (const auto& l : layers_) bytes += l->attention().cache_bytes();
+  return bytes;
+}
+
+Status Model::write_cache(int batch, int length, const int32_t* mask, const float* const* keys, const float* const* values) {
+  Status s;
+  if (length == 0) {
+    reset_cache();
+    return s;
+  }
+  if (mask && !cache_mask_.resize(static_cast<std::size_t>(batch) * length)) {
+    reset_cache();
+    return Status::error(Code::out_of_memory, "cache", "could not allocate the cache's mask");
+  }
+  for (int i = 0; i < num_layers(); ++i) {
+    s = layers_[static_cast<std::size_t>(i)]->attention().write_cache(keys[i], values[i], batch, length);
+    if (!s.ok()) {
+      reset_cache();
+      return s;
+    }
+  }
+  cache_batch_ = batch, cache_length_ = length;
+  if (mask) std::copy(mask, mask + cache_mask_.size(), cache_mask_.data());
+  else cache_mask_.resize(0);
+  return s;
+}
+
+// The step's mask and positions. With the cache: the whole mask [B, total] (the cached one
+// continued) and each new token's position cumsum(mask) - 1 (1 at padding), as Hugging Face's
+// generate computes them for a left-padded batch; a mask of ones is dropped. Without: the given
+// mask as it is, and RoBERTa's positions from the ids.
+Status Model::prepare_cache_step(const Inputs& in) {
+  const int B = static_cast<int>(in.batch), L = static_cast<int>(in.length);
+  const int past = in.use_cache ? cache_length_ : 0, total = past + L;
+  step_past_ = past, step_total_ = total;
+  step_mask_.resize(0), step_positions_.resize(0), step_pad_.resize(0);
+  const std::size_t n = static_cast<std::size_t>(B) * total;
+  auto no_memory = [] { return Status::error(Code::out_of_memory, "attentionMask", "could not allocate the step's mask"); };
+  if (!in.use_cache) {
+    if (in.mask && !step_mask_.resize(n)) return no_memory();
+    if (in.mask) std::copy(in.mask, in.mask + n, step_mask_.data());
+    if (!in.positions && config_.position_ids == PositionIdsRule::padding) {
+      if (!step_positions_.resize(static_cast<std::size_t>(B) * L)) return no_memory();
+      Status s = position_ids_from_ids(step_positions_.data(), in.ids, B, L, static_cast<int>(config_.embeddings.padding_idx), 0);
+      if (!s.ok()) return s;
+    }
+  } else {
+    const bool whole = in.mask && in.mask_length == static_cast<double>(n);
+    if (in.mask || cache_mask_.size()) {
+      if (!step_mask_.resize(n)) return no_memory();
+      int32_t* m = step_mask_.data();
+      for (int b = 0; b < B; ++b) {
+        int32_t* row = m + static_cast<std::size_t>(b) * total;
+        if (whole) {
+          std::copy(in.mask + static_cast<std::size_t>(b) * total, in.mask + static_cast<std::size_t>(b + 1) * total, row);
+          continue;
+        }
+        if (cache_mask_.size()) std::copy(cache_mask_.data() + static_cast<std::size_t>(b) * past,
+                                          cache_mask_.data() + static_cast<std::size_t>(b + 1) * past, row);
+        else std::fill_n(row, past, 1);
+        if (in.mask) std::copy(in.mask + static_cast<std::size_t>(b) * L, in.mask + static_cast<std::size_t>(b + 1) * L, row + past);
+        else std::fill_n(row + past, L, 1);
+      }
+      if (std::all_of(m, m + n, [](int32_t v) { return v == 1; })) step_mask_.resize(0);
+    }
+    if (step_mask_.size() && !in.positions) {
+      if (!step_positions_.resize(static_cast<std::size_t>(B) * L)) return no_memory();
+      for (int b = 0; b < B; ++b) {
+        int count = 0;
+        const int32_t* row = step_mask_.data() + static_cast<std::size_t>(b) * total;
+        for (int j = 0; j < total; ++j) {
+          if (row[j]) ++count;
+          if (j >= past) step_positions_.data()[static_cast<std::size_t>(b) * L + j - past] = row[j] ? count - 1 : 1;
+        }
+      }
+    }
+  }
+  if (step_mask_.size()) {
+    if (!step_pad_.resize(n)) return no_memory();
+    return padding_mask_from_attention_mask(step_pad_.data(), step_mask_.data(), n);
+  }
+  return Status::success();
+}
+
+// The attention inputs of every layer for this step: x [B, L, D], the padding mask [B, 1, 1, total]
+// and the rotary positions.
+MultiHeadAttention::Inputs Model::layer_inputs(const Inputs& in, const float* x, bool rope) const {
+  MultiHeadAttention::Inputs a;
+  a.query = x, a.batch = in.batch, a.q_len = in.length, a.query_length = in.batch * in.length * dim_;
+  if (step_pad_.size()) {
+    a.mask_kind = MaskKind::boolean, a.mask = step_pad_.data(), a.mask_length = static_cast<double>(step_pad_.size());
+    a.mask_dims[0] = in.batch, a.mask_dims[1] = 1, a.mask_dims[2] = 1, a.mask_dims[3] = step_total_;
+  }
+  if (rope) {
+    if (in.positions) a.positions = in.positions, a.positions_length = in.positions_length;
+    else if (step_positions_.size()) a.positions = step_positions_.data(), a.positions_length = static_cast<double>(step_positions_.size());
+  }
+  a.causal = config_.causal, a.use_cache = in.use_cache;
+  return a;
+}
+
+Status Model::prepare(const Inputs& in, Sizes& sizes) {
+  sizes = Sizes();
+  Status s = check_integer("batch", in.batch, 1, 1 << 20);
+  if (s.ok()) s = check_integer("length", in.length, 1, 1 << 22);
+  if (s.ok()) s = check_output_size("batch * length * dim", in.batch * in.length * dim_);
+  if (!s.ok()) return s;
+  const double B = in.batch, L = in.length;
+  if (in.logits != LogitsMode::none) {
+    if (config_.mlm_head) {
+      if (!has_head(ModelPart::mlm)) {
+        return Status::error(Code::invalid_argument, "outputLogits",
+                             "the weights have no masked-LM head (BertForMaskedLM's cls.predictions.* or "
+                             "RobertaForMaskedLM's lm_head.*), so there are no logits");
+      }
+    } else if (config_.lm_head == LmHead::none) {
+      return Status::error(Code::invalid_argument, "outputLogits", "this model has no language-model head");
+    } else if (!has_head(ModelPart::lm_head)) {
+      return Status::error(Code::invalid_argument, "lm_head.weight",
+                           "the weights had no lm_head.weight (config.json's tie_word_embeddings is false), so there are no logits");
+    }
+  }
+  if (in.pooling == Pooling::pooler && !has_head(ModelPart::pooler)) {
+    return Status::error(Code::invalid_argument, "pooling", "pooling 'pooler' needs BERT's pooler.dense weights, which the weights lack");
+  }
+  if (in.pooling != Pooling::none && in.use_cache) {
+    return Status::error(Code::invalid_argument, "pooling", "pooling reads the whole sequence; it does not combine with useCache");
+  }
+  if (in.normalize && in.pooling == Pooling::none) {
+    return Status::error(Code::invalid_argument, "normalize", "normalize applies to a pooled embedding; pass pooling");
+  }
+  double past = 0;
+  if (in.use_cache) {
+    if (!config_.causal) {
+      return Status::error(Code::invalid_argument, "useCache",
+                           "this model attends both ways, so there is nothing to cache (the KV cache serves causal models)");
+    }
+    past = cache_length_;
+    if (cache_length_ > 0 && cache_batch_ != B) {
+      return Status::error(Code::shape_mismatch, "inputIds", "the KV cache holds a batch of " + std::to_string(cache_batch_) +
+                                                                 ", got inputIds with batch " + show_number(B) +
+                                                                 " (call resetCache() to start over)");
+    }
+    if (past + L > config_.context_size) {
+      return Status::error(Code::out_of_range, "inputIds", "the KV cache holds " + std::to_string(cache_length_) +
+                                                               " positions and inputIds adds " + show_number(L) +
+                                                               "; the model has " + show_number(config_.context_size) +
+                                                               " (config.json) (call resetCache() to start over)");
+    }
+    if (in.mask && in.mask_length != B * L && in.mask_length != B * (past + L)) {
+      return Status::error(Code::shape_mismatch, "attentionMask",
+                           "with useCache, attentionMask must have [batch, cacheLength + length] = " + show_number(B * (past + L)) +
+                               " or [batch, length] = " + show_number(B * L) + " elements, got " + show_number(in.mask_length));
+    }
+  } else if (in.mask) {
+    s = check_length("attentionMask", in.mask_length, B * L, "batch * length");
+  }
+  if (s.ok() && in.positions && in.positions_length != B * L && in.positions_length != L) {
+    s = Status::error(Code::shape_mismatch, "positionIds", "positionIds must have [batch, length] or [length] elements, got " +
+                                                               show_number(in.positions_length));
+  }
+  if (s.ok()) s = prepare_cache_step(in);
+  if (!s.ok()) return s;
+  // The embeddings' and every layer's own checks, on this step's inputs.
+  Embeddings::Inputs e;
+  const bool learned = config_.embeddings.positional == PositionKind::learned;
+  e.ids = in.ids, e.batch = B, e.length = L, e.types = in.types, e.types_length = in.types_length;
+  const int32_t* pos = in.positions ? in.positions : step_positions_.size() ? step_positions_.data() : nullptr;
+  const double pos_length = in.positions ? in.positions_length : static_cast<double>(step_positions_.size());
+  if (learned && pos) e.positions = pos, e.positions_length = pos_length;
+  e.past = learned && !pos ? past : 0;
+  s = embeddings_->prepare(e);
+  const bool rope = config_.layer.attention.positional == PositionalBias::rotary;
+  std::size_t n_out = 0, n_w = 0;
+  for (std::size_t i = 0; s.ok() && i < layers_.size(); ++i) {
+    MultiHeadAttention::Inputs a = layer_inputs(in, nullptr, rope);
+    a.want_weights = in.want_attentions;
+    s = layers_[i]->prepare(a, n_out, n_w);
+  }
+  if (!s.ok()) return s;
+  step_weights_ = n_w;
+  const double rows = in.logits == LogitsMode::last ? B : B * L;
+  if (in.logits != LogitsMode::none) s = check_output_size("logits", rows * vocab_);
+  if (s.ok() && in.want_hidden) s = check_output_size("hiddenStates", (layers_.size() + 1.0) * B * L * dim_);
+  if (s.ok() && in.want_attentions) s = check_output_size("attentions", static_cast<double>(layers_.size()) * n_w);
+  if (!s.ok()) return s;
+  sizes.last_hidden = sz(B * L * dim_);
+  if (in.want_hidden) sizes.hidden = (layers_.size() + 1) * sizes.last_hidden;
+  if (in.want_attentions) sizes.attentions = layers_.size() * n_w;
+  if (in.logits != LogitsMode::none) sizes.logits = sz(rows * vocab_);
+  if (in.pooling != Pooling::none) sizes.pooled = sz(B * dim_);
+  return s;
+}
+
+Status Model::run(const Inputs& in, const Outputs& out) {
+  const std::size_t B = sz(in.batch), L = sz(in.length), D = static_cast<std::size_t>(dim_), BLD = B * L * D;
+  const int past = step_past_;
+  const bool rope = config_.layer.attention.positional == PositionalBias::rotary;
+  // Hidden states go straight into the output when asked; else two buffers take turns.
+  if (!in.want_hidden && !work_.reserve(2 * BLD)) return Status::error(Code::out_of_memory, "inputIds", "could not allocate the hidden states");
+  auto state = [&](std::size_t i) { return in.want_hidden ? out.hidden + i * BLD : work_.data() + (i % 2) * BLD; };
+  Embeddings::Inputs e;
+  const bool learned = config_.embeddings.positional == PositionKind::learned;
+  e.ids = in.ids, e.batch = in.batch, e.length = in.length, e.types = in.types, e.types_length = in.types_length;
+  const int32_t* pos = in.positions ? in.positions : step_positions_.size() ? step_positions_.data() : nullptr;
+  if (learned && pos) e.positions = pos, e.positions_length = in.positions ? in.positions_length : static_cast<double>(step_positions_.size());
+  e.past = learned && !pos ? past : 0;
+  embeddings_->run(state(0), e);
+  const std::size_t n_w = step_weights_;
+  Status s;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    MultiHeadAttention::Inputs a = layer_inputs(in, state(i), rope);
+    a.want_weights = in.want_attentions;
+    s = layers_[i]->run(state(i + 1), in.want_attentions ? out.attentions + i * n_w : nullptr, a);
+    if (!s.ok()) {
+      // A failed step leaves every layer's cache as it was before the call.
+      if (in.use_cache) for (auto& l : layers_) l->attention().truncate_cache(past);
+      return s;
+    }
+  }
+  float* x = state(layers_.size());
+  if (in.use_cache) {
+    cache_batch_ = static_cast<int>(B), cache_length_ = step_total_;
+    if (!cache_mask_.resize(step_mask_.size())) {
+      reset_cache();
+      return Status::error(Code::out_of_memory, "useCache", "could not allocate the cache's mask");
+    }
+    std::copy(step_mask_.data(), step_mask_.data() + step_mask_.size(), cache_mask_.data());
+  }
+  if (config_.final_norm == NormKind::rms_norm) s = rms_norm(x, x, B * L, dim_, final_.data(), config_.final_eps);
+  else if (config_.final_norm == NormKind::layer_norm)
+    s = layer_norm(x, x, B * L, dim_, final_.data(), final_.data() + D, config_.final_eps);
+  if (!s.ok()) return s;
+  std::copy(x, x + BLD, out.last_hidden);
+  if (in.logits != LogitsMode::none) s = logits(in, x, out.logits);
+  if (s.ok() && in.pooling != Pooling::none) s = pool(out.pooled, x, static_cast<int>(B), static_cast<int>(L), in.pooling, in.normalize, in.mask);
+  return s;
+}
+
+// The head over the final states x [B, L, D]: logits [B, L, V], or [B, V] from each row's last
+// position (the whole [B, L, V] is never made then).
+Status Model::logits(const Inputs& in, const float* x, float* y) {
+  const std::size_t B = sz(in.batch), L = sz(in.length), D = static_cast<std::size_t>(dim_), V = static_cast<std::size_t>(vocab_);
+  const bool last = in.logits == LogitsMode::last;
+  const std::size_t n = last ? B : B * L;
+  const bool mlm = config_.mlm_head;
+  if (!head_work_.reserve((last ? n * D : 0) + (mlm ? n * D : 0)) && (last || mlm)) {
+    return Status::error(Code::out_of_memory, "outputLogits", "could not allocate the head's scratch");
+  }
+  const float* rows = x;
+  float* scratch = head_work_.data();
+  if (last) {
+    for (std::size_t b = 0; b < B; ++b) std::copy(x + (b * L + L - 1) * D, x + (b * L + L) * D, scratch + b * D);
+    rows = scratch;
+    scratch += n * D;
+  }
+  if (!mlm) {
+    (config_.lm_head == LmHead::separate ? *head_ : *embeddings_).logits(y, rows, n);
+    return Status::success();
+  }
+  // The masked-LM head: LayerNorm(act(dense(x))) @ word.T + bias.
+  const float* m = mlm_.data();
+  float* t = scratch;
+  linear(t, rows, n, dim_, dim_, m, WeightLayout::out_in, m + D * D);
+  activation(t, n * D, config_.mlm_activation);
+  Status s = layer_norm(t, t, n, dim_, m + D * D + D, m + D * D + 2 * D, config_.layer.layer.eps);
+  if (!s.ok()) return s;
+  embeddings_->logits(y, t, n);
+  const float* bias = m + D * D + 3 * D;
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t v = 0; v < V; ++v) y[r * V + v] += bias[v];
+  return s;
+}
+
+// Sentence embeddings [B, D] from the final states, as sentence-transformers pools: the mean over
+// the attention mask (sum(h * m) / max(sum(m), 1e-9), summed in double), the first token, each row's
+// last real token, or BERT's pooler tanh(dense(h[:, 0])); normalize divides by max(L2 norm, 1e-12).
+Status Model::pool(float* out, const float* h, int B, int L, Pooling pooling, bool normalize, const int32_t* mask) {
+  const std::size_t D = static_cast<std::size_t>(dim_);
+  auto on = [&](int b, int i) { return !mask || mask[static_cast<std::size_t>(b) * L + i] != 0; };
+  auto at = [&](int b, int i) { return h + (static_cast<std::size_t>(b) * L + i) * D; };
+  Buffer<double> sum;
+  if (pooling == Pooling::mean && !sum.resize(D)) return Status::error(Code::out_of_memory, "pooling", "could not allocate the sums");
+  for (int b = 0; b < B; ++b) {
+    float* row = out + static_cast<std::size_t>(b) * D;
+    if (pooling == Pooling::mean) {
+      std::fill_n(sum.data(), D, 0.0);
+      int n = 0;
+      for (int i = 0; i < L; ++i) {
+        if (!on(b, i)) continue;
+        ++n;
+        const float* v = at(b, i);
+        for (std::size_t d = 0; d < D; ++d) sum.data()[d] += v[d];
+      }
+      for (std::size_t d = 0; d < D; ++d) row[d] = static_cast<float>(sum.data()[d] / std::max(static_cast<double>(n), 1e-9));
+    } else if (pooling == Pooling::last) {
+      int i = L - 1;
+      while (i > 0 && !on(b, i)) --i;
+      std::copy(at(b, i), at(b, i) + D, row);
+    } else {
+      std::copy(at(b, 0), at(b, 0) + D, row);
+    }
+  }
+  if (pooling == Pooling::pooler) {
+    const std::size_t n = static_cast<std::size_t>(B) * D;
+    if (!head_work_.reserve(n)) return Status::error(Code::out_of_memory, "pooling", "could not allocate the pooler's scratch");
+    std::copy(out, out + n, head_work_.data());
+    linear(out, head_work_.data(), static_cast<std::size_t>(B), dim_, dim_, pooler_.data(), WeightLayout::out_in, pooler_.data() + D * D);
+    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(std::tanh(static_cast<double>(out[i])));
+  }
+  if (normalize) {
+    for (int b = 0; b < B; ++b) {
+      float* row = out + static_cast<std::size_t>(b) * D;
+      double ss = 0;
+      for (std::size_t d = 0; d < D; ++d) ss += static_cast<double>(row[d]) * row[d];
+      const double norm = std::max(std::sqrt(ss), 1e-12);
+      for (std::size_t d = 0; d < D; ++d) row[d] = static_cast<float>(row[d] / norm);
+    }
+  }
+  return Status::success();
+}
+
+}  // namespace attnkit
