@@ -362,7 +362,7 @@ int mha_create(uintptr_t slot, uintptr_t config) {
 }
 
 int mha_weight(uintptr_t slot, double handle, int which, double length, bool check_only) {
-  return module_weight<MhaWeight>(g_mha, 10, slot, handle, which, length, check_only);
+  return module_weight<MhaWeight>(g_mha, kMhaWeights, slot, handle, which, length, check_only);
 }
 
 // sizes: 6 doubles [queryLength (elements), batch, length, keyLength (elements), valueLength

@@ -121,8 +121,8 @@ inline RotaryConfig read_RotaryConfig(const double* p) {
   return c;
 }
 
-constexpr std::size_t kMultiHeadAttentionConfigSize = 26;  // doubles on the wire
-static_assert(field_count<MultiHeadAttentionConfig>() == 12,
+constexpr std::size_t kMultiHeadAttentionConfigSize = 28;  // doubles on the wire
+static_assert(field_count<MultiHeadAttentionConfig>() == 14,
               "MultiHeadAttentionConfig has a field that bindings/boundary.json's MultiHeadAttentionConfig does not declare, or lacks one");
 inline MultiHeadAttentionConfig read_MultiHeadAttentionConfig(const double* p) {
   MultiHeadAttentionConfig c;
@@ -138,6 +138,8 @@ inline MultiHeadAttentionConfig read_MultiHeadAttentionConfig(const double* p) {
   c.rotary = read_RotaryConfig(p + 9);  // rotary
   c.scale = static_cast<decltype(c.scale)>(p[24]);  // scale
   c.layout = static_cast<WeightLayout>(static_cast<int>(p[25]));  // weightLayout
+  c.qk_norm = p[26] != 0;  // qkNorm
+  c.qk_norm_eps = static_cast<decltype(c.qk_norm_eps)>(p[27]);  // qkNormEps
   return c;
 }
 
@@ -156,24 +158,24 @@ inline LayerSettings read_LayerSettings(const double* p) {
   return c;
 }
 
-constexpr std::size_t kEncoderLayerConfigSize = 33;  // doubles on the wire
+constexpr std::size_t kEncoderLayerConfigSize = 35;  // doubles on the wire
 static_assert(field_count<EncoderLayerConfig>() == 2,
               "EncoderLayerConfig has a field that bindings/boundary.json's EncoderLayerConfig does not declare, or lacks one");
 inline EncoderLayerConfig read_EncoderLayerConfig(const double* p) {
   EncoderLayerConfig c;
   c.attention = read_MultiHeadAttentionConfig(p + 0);  // attention
-  c.layer = read_LayerSettings(p + 26);  // layer
+  c.layer = read_LayerSettings(p + 28);  // layer
   return c;
 }
 
-constexpr std::size_t kDecoderLayerConfigSize = 59;  // doubles on the wire
+constexpr std::size_t kDecoderLayerConfigSize = 63;  // doubles on the wire
 static_assert(field_count<DecoderLayerConfig>() == 3,
               "DecoderLayerConfig has a field that bindings/boundary.json's DecoderLayerConfig does not declare, or lacks one");
 inline DecoderLayerConfig read_DecoderLayerConfig(const double* p) {
   DecoderLayerConfig c;
   c.self_attention = read_MultiHeadAttentionConfig(p + 0);  // selfAttention
-  c.cross_attention = read_MultiHeadAttentionConfig(p + 26);  // crossAttention
-  c.layer = read_LayerSettings(p + 52);  // layer
+  c.cross_attention = read_MultiHeadAttentionConfig(p + 28);  // crossAttention
+  c.layer = read_LayerSettings(p + 56);  // layer
   return c;
 }
 
@@ -196,23 +198,24 @@ inline EmbeddingsConfig read_EmbeddingsConfig(const double* p) {
   return c;
 }
 
-constexpr std::size_t kModelConfigSize = 54;  // doubles on the wire
-static_assert(field_count<ModelConfig>() == 12,
+constexpr std::size_t kModelConfigSize = 57;  // doubles on the wire
+static_assert(field_count<ModelConfig>() == 13,
               "ModelConfig has a field that bindings/boundary.json's ModelConfig does not declare, or lacks one");
 inline ModelConfig read_ModelConfig(const double* p) {
   ModelConfig c;
   c.embeddings = read_EmbeddingsConfig(p + 0);  // embeddings
   c.layer = read_EncoderLayerConfig(p + 11);  // layer
-  c.num_layers = static_cast<decltype(c.num_layers)>(p[44]);  // numLayers
-  c.causal = p[45] != 0;  // causal
-  c.position_ids = static_cast<PositionIdsRule>(static_cast<int>(p[46]));  // positionIds
-  c.layer_scale = static_cast<LayerScaleRule>(static_cast<int>(p[47]));  // layerScale
-  c.final_norm = static_cast<NormKind>(static_cast<int>(p[48]));  // finalNorm
-  c.final_eps = static_cast<decltype(c.final_eps)>(p[49]);  // finalEps
-  c.lm_head = static_cast<LmHead>(static_cast<int>(p[50]));  // lmHead
-  c.mlm_head = p[51] != 0;  // mlmHead
-  c.mlm_activation = static_cast<Activation>(static_cast<int>(p[52]));  // mlmActivation
-  c.context_size = static_cast<decltype(c.context_size)>(p[53]);  // contextSize
+  c.num_layers = static_cast<decltype(c.num_layers)>(p[46]);  // numLayers
+  c.causal = p[47] != 0;  // causal
+  c.position_ids = static_cast<PositionIdsRule>(static_cast<int>(p[48]));  // positionIds
+  c.layer_scale = static_cast<LayerScaleRule>(static_cast<int>(p[49]));  // layerScale
+  c.final_norm = static_cast<NormKind>(static_cast<int>(p[50]));  // finalNorm
+  c.final_eps = static_cast<decltype(c.final_eps)>(p[51]);  // finalEps
+  c.lm_head = static_cast<LmHead>(static_cast<int>(p[52]));  // lmHead
+  c.mlm_head = p[53] != 0;  // mlmHead
+  c.mlm_activation = static_cast<Activation>(static_cast<int>(p[54]));  // mlmActivation
+  c.context_size = static_cast<decltype(c.context_size)>(p[55]);  // contextSize
+  c.window = static_cast<decltype(c.window)>(p[56]);  // window
   return c;
 }
 
@@ -250,15 +253,17 @@ static_assert(static_cast<int>(MhaWeight::q) == 0 &&
               static_cast<int>(MhaWeight::k_bias) == 6 &&
               static_cast<int>(MhaWeight::v_bias) == 7 &&
               static_cast<int>(MhaWeight::in_proj_bias) == 8 &&
-              static_cast<int>(MhaWeight::out_bias) == 9,
+              static_cast<int>(MhaWeight::out_bias) == 9 &&
+              static_cast<int>(MhaWeight::q_norm) == 10 &&
+              static_cast<int>(MhaWeight::k_norm) == 11,
               "MhaWeight's numbers are not those of bindings/boundary.json's MultiHeadAttention weights");
 static_assert(FeedForward::kWeights == 6, "FeedForward::kWeights is not the count of bindings/boundary.json's FeedForward weights");
-static_assert(kEncoderNorms == 10, "kEncoderNorms is not where bindings/boundary.json's EncoderLayer weights put undefined");
-static_assert(kEncoderFfn == 18, "kEncoderFfn is not where bindings/boundary.json's EncoderLayer weights put FeedForward");
-static_assert(kEncoderWeights == 24, "kEncoderWeights is not the count of bindings/boundary.json's EncoderLayer weights");
-static_assert(kDecoderCross == 10, "kDecoderCross is not where bindings/boundary.json's DecoderLayer weights put MultiHeadAttention");
-static_assert(kDecoderNorms == 20, "kDecoderNorms is not where bindings/boundary.json's DecoderLayer weights put undefined");
-static_assert(kDecoderFfn == 32, "kDecoderFfn is not where bindings/boundary.json's DecoderLayer weights put FeedForward");
-static_assert(kDecoderWeights == 38, "kDecoderWeights is not the count of bindings/boundary.json's DecoderLayer weights");
+static_assert(kEncoderNorms == 12, "kEncoderNorms is not where bindings/boundary.json's EncoderLayer weights put undefined");
+static_assert(kEncoderFfn == 20, "kEncoderFfn is not where bindings/boundary.json's EncoderLayer weights put FeedForward");
+static_assert(kEncoderWeights == 26, "kEncoderWeights is not the count of bindings/boundary.json's EncoderLayer weights");
+static_assert(kDecoderCross == 12, "kDecoderCross is not where bindings/boundary.json's DecoderLayer weights put MultiHeadAttention");
+static_assert(kDecoderNorms == 24, "kDecoderNorms is not where bindings/boundary.json's DecoderLayer weights put undefined");
+static_assert(kDecoderFfn == 36, "kDecoderFfn is not where bindings/boundary.json's DecoderLayer weights put FeedForward");
+static_assert(kDecoderWeights == 42, "kDecoderWeights is not the count of bindings/boundary.json's DecoderLayer weights");
 
 }  // namespace attnkit::boundary

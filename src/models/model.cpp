@@ -23,6 +23,10 @@ Status check_model_config(const ModelConfig& c) {
   if (s.ok()) s = check_encoder_layer_config(c.layer);
   if (s.ok()) s = check_integer("numLayers", c.num_layers, 1, kMaxModelLayers);
   if (s.ok()) s = check_integer("contextSize", c.context_size, 1, 1 << 24);
+  if (s.ok()) s = check_integer("window", c.window, 0, 1 << 24);
+  if (s.ok() && c.window > 0 && !c.causal) {
+    s = Status::error(Code::invalid_argument, "window", "a sliding window applies to causal models");
+  }
   if (!s.ok()) return s;
   if (c.embeddings.dim != c.layer.attention.dim) {
     return Status::error(Code::invalid_argument, "dim", "the embeddings' dim (" + show_number(c.embeddings.dim) +
@@ -181,6 +185,7 @@ Status Model::prepare_cache_step(const Inputs& in) {
   const int past = in.use_cache ? cache_length_ : 0, total = past + L;
   step_past_ = past, step_total_ = total;
   step_mask_.resize(0), step_positions_.resize(0), step_pad_.resize(0);
+  step_windowed_ = false;
   const std::size_t n = static_cast<std::size_t>(B) * total;
   auto no_memory = [] { return Status::error(Code::out_of_memory, "attentionMask", "could not allocate the step's mask"); };
   if (!in.use_cache) {
@@ -222,6 +227,22 @@ Status Model::prepare_cache_step(const Inputs& in) {
       }
     }
   }
+  // A sliding window shorter than the keys: query i (at past + i) sees key j when
+  // past + i - j < window (the window counts the query itself), as a [B, 1, L, total] mask with
+  // the padding folded in; the causal limit stays with the kernel.
+  const int w = static_cast<int>(config_.window);
+  step_windowed_ = w > 0 && total > w;
+  if (step_windowed_) {
+    const std::size_t cells = static_cast<std::size_t>(B) * L * total;
+    if (!step_pad_.resize(cells)) return no_memory();
+    for (int b = 0; b < B; ++b)
+      for (int i = 0; i < L; ++i) {
+        uint8_t* row = step_pad_.data() + (static_cast<std::size_t>(b) * L + i) * total;
+        const int32_t* m = step_mask_.size() ? step_mask_.data() + static_cast<std::size_t>(b) * total : nullptr;
+        for (int j = 0; j < total; ++j) row[j] = (past + i - j < w) && (!m || m[j] != 0) ? 1 : 0;
+      }
+    return Status::success();
+  }
   if (step_mask_.size()) {
     if (!step_pad_.resize(n)) return no_memory();
     return padding_mask_from_attention_mask(step_pad_.data(), step_mask_.data(), n);
@@ -236,7 +257,8 @@ MultiHeadAttention::Inputs Model::layer_inputs(const Inputs& in, const float* x,
   a.query = x, a.batch = in.batch, a.q_len = in.length, a.query_length = in.batch * in.length * dim_;
   if (step_pad_.size()) {
     a.mask_kind = MaskKind::boolean, a.mask = step_pad_.data(), a.mask_length = static_cast<double>(step_pad_.size());
-    a.mask_dims[0] = in.batch, a.mask_dims[1] = 1, a.mask_dims[2] = 1, a.mask_dims[3] = step_total_;
+    a.mask_dims[0] = in.batch, a.mask_dims[1] = 1, a.mask_dims[2] = step_windowed_ ? in.length : 1;
+    a.mask_dims[3] = step_total_;
   }
   if (rope) {
     if (in.positions) a.positions = in.positions, a.positions_length = in.positions_length;

@@ -30,7 +30,8 @@ const std::set<std::string>& ignorable() {
       "attention_dropout", "summary_type", "summary_use_proj", "summary_activation", "summary_proj_to_labels",
       "summary_first_dropout", "reorder_and_upcast_attn", "pretraining_tp", "gradient_checkpointing",
       "directionality", "pooler_fc_size", "pooler_num_attention_heads", "pooler_num_fc_layers", "pooler_size_per_head",
-      "pooler_type", "n_ctx", "model_type"};
+      "pooler_type", "n_ctx", "model_type", "dropout", "qa_dropout", "seq_classif_dropout", "tie_weights_",
+      "max_window_layers"};
   return keys;
 }
 
@@ -238,6 +239,39 @@ Status bert_like(Reader& r, const json& j, bool roberta, json& spec) {
   return s;
 }
 
+// DistilBERT: BERT's post-norm layers under other names (dim, hidden_dim, n_heads, n_layers), no
+// token types, LayerNorm eps fixed at 1e-12 in the modeling code. With sinusoidal_pos_embds the
+// table is computed at init and saved in the checkpoint like a learned one.
+Status distilbert(Reader& r, json& spec) {
+  double vocab, dim, layers, heads, ffn, positions, pad;
+  Status s = r.size({"vocab_size"}, vocab);
+  if (s.ok()) s = r.size({"dim"}, dim);
+  if (s.ok()) s = r.size({"n_layers"}, layers, 1, 1024);
+  if (s.ok()) s = r.size({"n_heads"}, heads, 1, 4096);
+  if (s.ok()) s = r.size({"hidden_dim"}, ffn);
+  if (s.ok()) s = r.optional_integer("max_position_embeddings", positions, 512, 1);
+  if (s.ok()) s = r.optional_integer("pad_token_id", pad, 0, 0);
+  bool sinusoidal = false;
+  std::string act;
+  if (s.ok()) s = r.boolean("sinusoidal_pos_embds", sinusoidal, false);
+  if (s.ok()) s = r.string("activation", act, "gelu");
+  if (s.ok()) s = activation_name("activation", act, act);
+  if (!s.ok()) return s;
+  if (std::fmod(dim, heads) != 0) {
+    return bad("n_heads", "dim (" + show_number(dim) + ") must be divisible by n_heads (" + show_number(heads) + ")");
+  }
+  spec["numLayers"] = layers;
+  spec["embeddings"] = {{"vocabSize", vocab}, {"dim", dim}, {"maxPositions", positions}, {"typeVocabSize", 0},
+                        {"positional", "learned"}, {"norm", "layernorm"}, {"eps", 1e-12}, {"paddingIdx", pad}};
+  spec["positionIds"] = "arange";
+  spec["layer"] = {{"dim", dim}, {"numHeads", heads}, {"numKvHeads", heads}, {"headDim", dim / heads},
+                   {"ffnDim", ffn}, {"activation", act}, {"normPlacement", "post"}, {"norm", "layernorm"},
+                   {"eps", 1e-12}, {"bias", true}, {"outBias", true}, {"ffnBias", true}, {"ffnGated", false},
+                   {"weightLayout", "outIn"}, {"positional", "none"}, {"causal", false}};
+  spec["finalNorm"] = nullptr;
+  return s;
+}
+
 Status gpt2(Reader& r, json& spec) {
   double vocab, dim, layers, heads, positions, inner, eps;
   Status s = r.size({"vocab_size"}, vocab);
@@ -273,14 +307,16 @@ Status gpt2(Reader& r, json& spec) {
   return s;
 }
 
-Status llama(Reader& r, const json& j, json& spec) {
+// LLaMA and the families built like it: Qwen2 (q/k/v biases), Mistral (a sliding window on every
+// layer), Qwen3 (RMSNorm of each head's queries and keys before RoPE, head_dim 128 by default).
+Status llama(Reader& r, const json& j, const std::string& family, json& spec) {
   double vocab, dim, layers, heads, kv, head_dim, ffn, positions, eps, theta, tp;
   Status s = r.size({"vocab_size"}, vocab);
   if (s.ok()) s = r.size({"hidden_size"}, dim);
   if (s.ok()) s = r.size({"num_hidden_layers"}, layers, 1, 1024);
   if (s.ok()) s = r.size({"num_attention_heads"}, heads, 1, 4096);
   if (s.ok()) s = r.optional_integer("num_key_value_heads", kv, heads, 1, 4096);
-  if (s.ok()) s = r.optional_integer("head_dim", head_dim, 0, 0, 4096);
+  if (s.ok()) s = r.optional_integer("head_dim", head_dim, family == "qwen3" ? 128 : 0, 0, 4096);
   if (s.ok()) s = r.size({"intermediate_size"}, ffn);
   if (s.ok()) s = r.optional_integer("max_position_embeddings", positions, 2048, 1);
   if (s.ok()) s = r.number("rms_norm_eps", eps, 1e-6, 0, 1);
@@ -289,6 +325,17 @@ Status llama(Reader& r, const json& j, json& spec) {
   bool attention_bias = false, mlp_bias = false;
   std::string act;
   if (s.ok()) s = r.boolean("attention_bias", attention_bias, false);
+  // The sliding window: Mistral's applies to every layer when set; Qwen2's and Qwen3's only with
+  // use_sliding_window (their configs carry sliding_window either way).
+  double window = 0;
+  bool use_window = family == "mistral";
+  if (s.ok() && (family == "qwen2" || family == "qwen3")) s = r.boolean("use_sliding_window", use_window, false);
+  if (s.ok() && use_window) s = r.optional_integer("sliding_window", window, 0, 0, 1 << 24);
+  else r.has("sliding_window");
+  if (s.ok() && use_window && family != "mistral" && window > 0) {
+    s = bad("use_sliding_window", "'use_sliding_window' true is not supported for " + family +
+                                      " yet (its windows depend on max_window_layers / layer_types)");
+  }
   if (s.ok()) s = r.boolean("mlp_bias", mlp_bias, false);
   if (s.ok()) s = r.string("hidden_act", act, "silu");
   if (s.ok()) s = activation_name("hidden_act", act, act);
@@ -322,14 +369,19 @@ Status llama(Reader& r, const json& j, json& spec) {
   spec["positionIds"] = "arange";
   spec["layer"] = {{"dim", dim}, {"numHeads", heads}, {"numKvHeads", kv}, {"headDim", head_dim}, {"ffnDim", ffn},
                    {"activation", act}, {"normPlacement", "pre"}, {"norm", "rmsnorm"}, {"eps", eps},
-                   {"bias", attention_bias}, {"outBias", attention_bias}, {"ffnBias", mlp_bias}, {"ffnGated", true},
-                   {"weightLayout", "outIn"}, {"positional", "rotary"}, {"rotary", rotary}, {"causal", true}};
+                   {"bias", attention_bias || family == "qwen2"}, {"outBias", attention_bias}, {"ffnBias", mlp_bias},
+                   {"ffnGated", true}, {"weightLayout", "outIn"}, {"positional", "rotary"}, {"rotary", rotary},
+                   {"causal", true}};
+  if (window > 0) spec["slidingWindow"] = window;
+  if (family == "qwen3") spec["layer"]["qkNorm"] = true, spec["layer"]["qkNormEps"] = eps;
   spec["finalNorm"] = {{"norm", "rmsnorm"}, {"eps", eps}};
   spec["ropeScalingUnknown"] = unknown;
   return s;
 }
 
 }  // namespace
+
+constexpr const char* kSupported = "bert, roberta, xlm-roberta, distilbert, gpt2, llama, qwen2, qwen3, mistral";
 
 Status model_spec_from_config(const char* text, std::size_t length, std::string& out) {
   if (length > kMaxConfigBytes) {
@@ -343,18 +395,20 @@ Status model_spec_from_config(const char* text, std::size_t length, std::string&
   if (!j.is_object()) return bad("config", "config.json must be a JSON object");
   const auto mt = j.find("model_type");
   if (mt == j.end() || !mt->is_string()) {
-    return bad("model_type", "config.json has no 'model_type' string (supported: bert, roberta, gpt2, llama)");
+    return bad("model_type", std::string("config.json has no 'model_type' string (supported: ") + kSupported + ")");
   }
   const std::string family = mt->get<std::string>();
   Reader r(j);
   json spec = {{"family", family}};
-  if (family == "bert" || family == "roberta") s = bert_like(r, j, family == "roberta", spec);
+  const bool encoder = family == "bert" || family == "roberta" || family == "xlm-roberta" || family == "distilbert";
+  if (family == "bert" || family == "roberta" || family == "xlm-roberta") s = bert_like(r, j, family != "bert", spec);
+  else if (family == "distilbert") s = distilbert(r, spec);
   else if (family == "gpt2") s = gpt2(r, spec);
-  else if (family == "llama") s = llama(r, j, spec);
-  else return bad("model_type", "model_type \"" + family + "\" is not supported (supported: bert, roberta, gpt2, llama)");
+  else if (family == "llama" || family == "qwen2" || family == "qwen3" || family == "mistral") s = llama(r, j, family, spec);
+  else return bad("model_type", "model_type \"" + family + "\" is not supported (supported: " + kSupported + ")");
   // The causal-LM head: the word table itself (tie_word_embeddings: GPT-2's default) or its own
   // [vocab, dim] lm_head.weight (LLaMA's default). BERT and RoBERTa have none here yet.
-  if (s.ok() && (family == "gpt2" || family == "llama")) {
+  if (s.ok() && !encoder) {
     bool tie = false;
     s = r.boolean("tie_word_embeddings", tie, family == "gpt2");
     spec["lmHead"] = tie ? "tied" : "separate";
@@ -365,11 +419,11 @@ Status model_spec_from_config(const char* text, std::size_t length, std::string&
   json eos, bos, pad;
   if (s.ok()) s = r.token_ids("eos_token_id", eos);
   if (s.ok()) s = r.token_ids("bos_token_id", bos);
-  if (s.ok() && family != "bert" && family != "roberta") s = r.token_ids("pad_token_id", pad);
+  if (s.ok() && !encoder) s = r.token_ids("pad_token_id", pad);
   if (!s.ok()) return s;
   spec["eosTokenIds"] = eos;
   spec["bosTokenId"] = bos.empty() ? json(nullptr) : bos[0];
-  if (family != "bert" && family != "roberta") spec["padTokenId"] = pad.empty() ? json(nullptr) : pad[0];
+  if (!encoder) spec["padTokenId"] = pad.empty() ? json(nullptr) : pad[0];
   else spec["padTokenId"] = spec["embeddings"]["paddingIdx"];
   r.report(spec);
   if (spec.contains("ropeScalingUnknown")) {

@@ -1,5 +1,7 @@
 #include "attnkit/nn/multi_head_attention.hpp"
 
+#include "attnkit/ops/norm.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -16,7 +18,8 @@ namespace {
 
 const char* weight_name(MhaWeight w) {
   static const char* const names[] = {"qWeight", "kWeight", "vWeight", "inProjWeight", "outWeight",
-                                      "qBias",   "kBias",   "vBias",   "inProjBias",   "outBias"};
+                                      "qBias",   "kBias",   "vBias",   "inProjBias",   "outBias",
+                                      "qNorm",   "kNorm"};
   return names[static_cast<int>(w)];
 }
 
@@ -86,7 +89,8 @@ Status MultiHeadAttention::create(const MultiHeadAttentionConfig& config, std::u
   const std::size_t n_in = hd * (H * m->dim_ + G * m->kdim_ + G * m->vdim_), n_bias = hd * (H + 2 * G);
   const std::size_t n_out = static_cast<std::size_t>(m->dim_) * H * hd;
   if (!m->w_in_.assign(n_in, 0.f) || !m->b_in_.assign(n_bias, 0.f) || !m->w_out_.assign(n_out, 0.f) ||
-      !m->b_out_.assign(m->dim_, 0.f) || !m->slopes_.assign(H, 0.f)) {
+      !m->b_out_.assign(m->dim_, 0.f) || !m->slopes_.assign(H, 0.f) ||
+      !m->qk_norm_.assign(config.qk_norm ? 2 * static_cast<std::size_t>(m->head_dim_) : 0, 1.f)) {
     return oom("the attention weights", static_cast<double>(n_in + n_out));
   }
   if (config.positional == PositionalBias::alibi) {
@@ -102,7 +106,8 @@ Status MultiHeadAttention::weight(MhaWeight which, double length, float*& data, 
   double expected = 0;
   const char* formula = "";
   float* at = nullptr;
-  const bool is_bias = static_cast<int>(which) >= static_cast<int>(MhaWeight::q_bias);
+  const bool is_bias = static_cast<int>(which) >= static_cast<int>(MhaWeight::q_bias) &&
+                       static_cast<int>(which) <= static_cast<int>(MhaWeight::out_bias);
   if (fused_in_out() && static_cast<int>(which) < 3) {
     return Status::error(Code::invalid_argument, weight_name(which),
                          std::string("with weightLayout 'inOut' q, k and v are one matrix [dim, (numHeads + 2 * "
@@ -135,6 +140,14 @@ Status MultiHeadAttention::weight(MhaWeight which, double length, float*& data, 
       break;
     case MhaWeight::in_proj_bias: expected = (H + 2 * G) * hd, formula = "(numHeads + 2 * numKvHeads) * headDim", at = b_in_.data(); break;
     case MhaWeight::out_bias: expected = dim_, formula = "dim", at = b_out_.data(); break;
+    case MhaWeight::q_norm:
+    case MhaWeight::k_norm:
+      if (!config_.qk_norm) {
+        return Status::error(Code::invalid_argument, weight_name(which),
+                             std::string("this module was created without qkNorm; it has no ") + weight_name(which));
+      }
+      expected = hd, formula = "headDim", at = qk_norm_.data() + (which == MhaWeight::k_norm ? head_dim_ : 0);
+      break;
     default: return Status::error(Code::invalid_argument, "weights", "unknown weight");
   }
   const bool has_bias = which == MhaWeight::out_bias ? config_.out_bias : config_.bias;
@@ -335,6 +348,20 @@ Status MultiHeadAttention::run(float* out, float* weights, const Inputs& in) {
     ctx = vd + kv_rows * G * hd;
   }
 
+  if (config_.qk_norm) {
+    // Each head's query and key rows, normalised in place over head_dim (rows are strided).
+    for (int b = 0; b < B; ++b)
+      for (int i = 0; i < Lq; ++i) {
+        for (std::size_t h = 0; h < H; ++h) {
+          float* r = q.row(b, static_cast<int>(h), i);
+          rms_norm(r, r, 1, static_cast<int>(hd), qk_norm_.data(), config_.qk_norm_eps);
+        }
+        for (std::size_t g = 0; g < G; ++g) {
+          float* r = k.row(b, static_cast<int>(g), i);
+          rms_norm(r, r, 1, static_cast<int>(hd), qk_norm_.data() + hd, config_.qk_norm_eps);
+        }
+      }
+  }
   if (config_.positional == PositionalBias::rotary) {
     std::vector<int32_t> arange;
     const int32_t* pos = in.positions;

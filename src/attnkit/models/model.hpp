@@ -52,6 +52,7 @@ struct ModelConfig {
   bool mlm_head = false;             // BERT / RoBERTa's masked-LM head (see ModelPart::mlm)
   Activation mlm_activation = Activation::gelu;
   double context_size = 0;           // the most positions a sequence (and the KV cache) may hold
+  double window = 0;                 // causal models: a query sees the `window` keys up to itself (0 = all)
 };
 
 Status check_model_config(const ModelConfig& c);
@@ -154,7 +155,8 @@ class Model : public HeapObject {
   // A prepared step: the whole mask [B, total] (size 0: every position a token), its boolean form
   // for the layers, and the position ids [B, L] (size 0: the default rule).
   Buffer<int32_t> step_mask_, step_positions_;
-  Buffer<uint8_t> step_pad_;
+  Buffer<uint8_t> step_pad_;  // [B, 1, 1, total], or with a window [B, 1, L, total]
+  bool step_windowed_ = false;
   int step_past_ = 0, step_total_ = 0;
   std::size_t step_weights_ = 0;  // attention weights per layer
 };

@@ -19,10 +19,11 @@ struct DecoderLayerConfig {
 
 Status check_decoder_layer_config(const DecoderLayerConfig& c);
 
-// Weight numbers: self-attention 0..9 and cross-attention 10..19 (each as MhaWeight), norm1..norm6
-// weight/bias 20..31 (norm1 self, norm2 cross, norm3 feed-forward; norm4..6 their sandwich output
-// norms), then the feed-forward's linear1, linear2, gate weight/bias 32..37.
-constexpr int kDecoderCross = 10, kDecoderNorms = 20, kDecoderFfn = 32, kDecoderWeights = 38;
+// Weight numbers: self-attention 0..11 and cross-attention 12..23 (each as MhaWeight), norm1..norm6
+// weight/bias 24..35 (norm1 self, norm2 cross, norm3 feed-forward; norm4..6 their sandwich output
+// norms), then the feed-forward's linear1, linear2, gate weight/bias 36..41.
+constexpr int kDecoderCross = kMhaWeights, kDecoderNorms = 2 * kMhaWeights, kDecoderFfn = kDecoderNorms + 12,
+              kDecoderWeights = kDecoderFfn + 6;
 
 class DecoderLayer : public HeapObject {
  public:

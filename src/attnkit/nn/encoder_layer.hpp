@@ -37,9 +37,9 @@ struct EncoderLayerConfig {
 
 Status check_encoder_layer_config(const EncoderLayerConfig& c);
 
-// Weight numbers: the attention's MhaWeight 0..9, then norm1..norm4 weight/bias 10..17 (norm3/4
-// only with sandwich), then the feed-forward's linear1, linear2, gate weight/bias 18..23.
-constexpr int kEncoderNorms = 10, kEncoderFfn = 18, kEncoderWeights = 24;
+// Weight numbers: the attention's MhaWeight 0..11, then norm1..norm4 weight/bias 12..19 (norm3/4
+// only with sandwich), then the feed-forward's linear1, linear2, gate weight/bias 20..25.
+constexpr int kEncoderNorms = kMhaWeights, kEncoderFfn = kEncoderNorms + 8, kEncoderWeights = kEncoderFfn + 6;
 
 class EncoderLayer : public HeapObject {
  public:

@@ -32,6 +32,8 @@ struct MultiHeadAttentionConfig {
   RotaryConfig rotary;   // used when positional == rotary; head_dim is filled in
   double scale = std::numeric_limits<double>::quiet_NaN();  // NaN = 1 / sqrt(head_dim)
   WeightLayout layout = WeightLayout::out_in;  // in_out: GPT-2's Conv1D c_attn / c_proj
+  bool qk_norm = false;      // Qwen3: RMSNorm of each head's query and key over head_dim, before RoPE
+  double qk_norm_eps = 1e-6;
 };
 
 Status check_multi_head_attention_config(const MultiHeadAttentionConfig& c);
@@ -45,7 +47,9 @@ Status check_multi_head_attention_config(const MultiHeadAttentionConfig& c);
 enum class MhaWeight : int {
   q = 0, k = 1, v = 2, in_proj = 3, out = 4,
   q_bias = 5, k_bias = 6, v_bias = 7, in_proj_bias = 8, out_bias = 9,
+  q_norm = 10, k_norm = 11,  // [head_dim] each, with qk_norm (1 until set)
 };
+constexpr int kMhaWeights = 12;
 
 class MultiHeadAttention : public HeapObject {
  public:
@@ -118,7 +122,7 @@ class MultiHeadAttention : public HeapObject {
   MultiHeadAttentionConfig config_;
   int dim_ = 0, heads_ = 0, kv_heads_ = 0, head_dim_ = 0, kdim_ = 0, vdim_ = 0;
   float scale_ = 1;
-  FloatBuffer w_in_, b_in_, w_out_, b_out_, slopes_;
+  FloatBuffer w_in_, b_in_, w_out_, b_out_, slopes_, qk_norm_;  // qk_norm_: q's then k's [head_dim]
   bool set_[4] = {false, false, false, false};  // q, k, v, out weights
   // Scratch reused across calls, and the cache [batch, kv_heads, capacity, head_dim] for K and V.
   FloatBuffer scratch_, k_cache_, v_cache_;

@@ -82,6 +82,8 @@ export const FAMILIES = {
       'mlp.gate_proj.weight': 'gate.weight', 'mlp.up_proj.weight': 'linear1.weight',
       'mlp.down_proj.weight': 'linear2.weight', 'mlp.gate_proj.bias': 'gate.bias',
       'mlp.up_proj.bias': 'linear1.bias', 'mlp.down_proj.bias': 'linear2.bias',
+      // Qwen3's per-head RMSNorm of queries and keys.
+      'self_attn.q_norm.weight': 'qNorm', 'self_attn.k_norm.weight': 'kNorm',
     },
     final: { 'norm.weight': 'weight' },
     ignore: /^layers\.\d+\.self_attn\.rotary_emb\.inv_freq$/,
@@ -91,7 +93,44 @@ export const FAMILIES = {
     },
   },
 };
+// DistilBERT: BERT's layers under other names, no token types; its masked-LM head is
+// vocab_transform, the activation, vocab_layer_norm and vocab_projector (tied to the word table).
+FAMILIES.distilbert = {
+  prefixes: ['distilbert.'],
+  embeddings: {
+    'embeddings.word_embeddings.weight': 'word', 'embeddings.position_embeddings.weight': 'position',
+    'embeddings.LayerNorm.weight': 'normWeight', 'embeddings.LayerNorm.bias': 'normBias',
+  },
+  layer: /^transformer\.layer\.(\d+)\.(.+)$/,
+  layerPrefix: 'transformer.layer.',
+  layerWeights: {
+    'attention.q_lin.weight': 'qWeight', 'attention.q_lin.bias': 'qBias',
+    'attention.k_lin.weight': 'kWeight', 'attention.k_lin.bias': 'kBias',
+    'attention.v_lin.weight': 'vWeight', 'attention.v_lin.bias': 'vBias',
+    'attention.out_lin.weight': 'outWeight', 'attention.out_lin.bias': 'outBias',
+    'sa_layer_norm.weight': 'norm1.weight', 'sa_layer_norm.bias': 'norm1.bias',
+    'ffn.lin1.weight': 'linear1.weight', 'ffn.lin1.bias': 'linear1.bias',
+    'ffn.lin2.weight': 'linear2.weight', 'ffn.lin2.bias': 'linear2.bias',
+    'output_layer_norm.weight': 'norm2.weight', 'output_layer_norm.bias': 'norm2.bias',
+  },
+  final: {},
+  mlm: {
+    'vocab_transform.weight': 'denseWeight', 'vocab_transform.bias': 'denseBias',
+    'vocab_layer_norm.weight': 'normWeight', 'vocab_layer_norm.bias': 'normBias', 'vocab_projector.bias': 'bias',
+  },
+  tiedDecoder: /^vocab_projector\.weight$/,
+  ignore: /^embeddings\.position_ids$/,
+  configKeys: {
+    dim: 'dim', numHeads: 'n_heads', numKvHeads: 'n_heads', headDim: 'head size', ffnDim: 'hidden_dim',
+    vocabSize: 'vocab_size', maxPositions: 'max_position_embeddings',
+  },
+};
 FAMILIES.roberta = FAMILIES.bert;
+FAMILIES['xlm-roberta'] = FAMILIES.bert;
+// Built like LLaMA: Qwen2 (q/k/v biases), Qwen3 (q_norm, k_norm), Mistral (a sliding window).
+FAMILIES.qwen2 = FAMILIES.llama;
+FAMILIES.qwen3 = FAMILIES.llama;
+FAMILIES.mistral = FAMILIES.llama;
 
 /** config.json (text, bytes, parsed object, or Response) -> the model spec of model_config.hpp. */
 export async function modelSpec(ak, config) {

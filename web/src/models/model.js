@@ -96,8 +96,9 @@ export class Model extends OwnedHandle {
       positionIds: spec.positionIds ?? 'arange', layerScale: spec.layerScale ?? 'none',
       finalNorm: spec.finalNorm?.norm ?? 'none', finalEps: spec.finalNorm?.eps ?? 1e-5, lmHead: spec.lmHead ?? 'none',
       mlmHead: Boolean(this._family.mlm),
-      mlmActivation: spec.family === 'roberta' ? 'gelu' : lay.fields.activation,
-      contextSize: spec.embeddings.maxPositions,
+      // RoBERTa's lm_head applies gelu whatever hidden_act says; BERT's and DistilBERT's the config's.
+      mlmActivation: spec.family === 'roberta' || spec.family === 'xlm-roberta' ? 'gelu' : lay.fields.activation,
+      contextSize: spec.embeddings.maxPositions, window: spec.slidingWindow ?? 0,
     });
     this._config = { ...att.config, ...lay.config };
     // Every float32 the model will hold, checked against the heap before the first is allocated.
@@ -353,7 +354,7 @@ export class Model extends OwnedHandle {
     const needLayer = [
       ...(fused ? ['inProjWeight', ...(l.bias ? ['inProjBias'] : [])]
         : ['qWeight', 'kWeight', 'vWeight', ...(l.bias ? ['qBias', 'kBias', 'vBias'] : [])]),
-      'outWeight', ...(l.outBias ? ['outBias'] : []),
+      'outWeight', ...(l.outBias ? ['outBias'] : []), ...(l.qkNorm ? ['qNorm', 'kNorm'] : []),
       'norm1.weight', 'norm2.weight', ...(l.norm === 'layernorm' ? ['norm1.bias', 'norm2.bias'] : []),
       'linear1.weight', 'linear2.weight', ...(l.ffnGated ? ['gate.weight'] : []),
       ...(l.ffnBias ? ['linear1.bias', 'linear2.bias', ...(l.ffnGated ? ['gate.bias'] : [])] : []),

@@ -37,7 +37,7 @@ export function sequenceInput(fn, name, x, features) {
 
 /** MultiHeadAttention's options (EncoderLayer and DecoderLayer add their own). */
 export const ATTENTION_OPTIONS = ['dim', 'numHeads', 'numKvHeads', 'headDim', 'kdim', 'vdim', 'bias', 'outBias',
-  'positional', 'rotary', 'scale', 'causal', 'weightLayout'];
+  'positional', 'rotary', 'scale', 'causal', 'weightLayout', 'qkNorm', 'qkNormEps'];
 
 /**
  * The MultiHeadAttentionConfig fields (bindings/boundary.json) and the config object the module
@@ -45,7 +45,7 @@ export const ATTENTION_OPTIONS = ['dim', 'numHeads', 'numKvHeads', 'headDim', 'k
  */
 export function attentionConfig(fn, {
   dim, numHeads, numKvHeads = 0, headDim = 0, kdim = 0, vdim = 0, bias = true, outBias = bias,
-  positional = 'none', rotary = {}, scale, causal = false, weightLayout = 'outIn',
+  positional = 'none', rotary = {}, scale, causal = false, weightLayout = 'outIn', qkNorm = false, qkNormEps = 1e-6,
 } = {}) {
   const heads = num(fn, 'numHeads', numHeads);
   const d = num(fn, 'dim', dim);
@@ -60,10 +60,11 @@ export function attentionConfig(fn, {
     scale: scale === undefined ? NaN : finite(fn, 'scale', scale),
     rotary: rotaryFields(fn, Number.isInteger(hd) ? hd : 0, rotary),
     weightLayout: ENUMS.WeightLayout[oneOf(fn, 'weightLayout', weightLayout, ENUMS.WeightLayout)],
+    qkNorm: boolean(fn, 'qkNorm', qkNorm), qkNormEps: finite(fn, 'qkNormEps', qkNormEps),
   };
   const config = {
     dim: d, numHeads: heads, numKvHeads: numKvHeads || heads, headDim: hd, kdim: kdim || d, vdim: vdim || d,
-    bias, outBias, positional, causal: boolean(fn, 'causal', causal), weightLayout,
+    bias, outBias, positional, causal: boolean(fn, 'causal', causal), weightLayout, qkNorm,
   };
   return { fields, config };
 }
@@ -84,7 +85,7 @@ export function attentionShapes(c, prefix = '') {
     qWeight: w(H, D), kWeight: w(G, [c.kdim, 'kdim']), vWeight: w(G, [c.vdim, 'vdim']),
     inProjWeight: w([H[0] + 2 * G[0], '(numHeads + 2 numKvHeads) * headDim'], D),
     outWeight: w(D, H), qBias: [H], kBias: [G], vBias: [G], inProjBias: [[H[0] + 2 * G[0], '(numHeads + 2 numKvHeads) * headDim']],
-    outBias: [D],
+    outBias: [D], qNorm: [[hd, 'headDim']], kNorm: [[hd, 'headDim']],
   };
   return Object.fromEntries(Object.entries(shapes).map(([k, v]) => [prefix + k, v]));
 }

@@ -22,10 +22,10 @@ export const ENUMS = Object.freeze({
 /** Each module's weight names, index = the C++ weight number. */
 export const WEIGHTS = Object.freeze({
   Embeddings: Object.freeze(["word","position","tokenType","normWeight","normBias"]),
-  MultiHeadAttention: Object.freeze(["qWeight","kWeight","vWeight","inProjWeight","outWeight","qBias","kBias","vBias","inProjBias","outBias"]),
+  MultiHeadAttention: Object.freeze(["qWeight","kWeight","vWeight","inProjWeight","outWeight","qBias","kBias","vBias","inProjBias","outBias","qNorm","kNorm"]),
   FeedForward: Object.freeze(["linear1.weight","linear1.bias","linear2.weight","linear2.bias","gate.weight","gate.bias"]),
-  EncoderLayer: Object.freeze(["qWeight","kWeight","vWeight","inProjWeight","outWeight","qBias","kBias","vBias","inProjBias","outBias","norm1.weight","norm1.bias","norm2.weight","norm2.bias","norm3.weight","norm3.bias","norm4.weight","norm4.bias","linear1.weight","linear1.bias","linear2.weight","linear2.bias","gate.weight","gate.bias"]),
-  DecoderLayer: Object.freeze(["qWeight","kWeight","vWeight","inProjWeight","outWeight","qBias","kBias","vBias","inProjBias","outBias","cross.qWeight","cross.kWeight","cross.vWeight","cross.inProjWeight","cross.outWeight","cross.qBias","cross.kBias","cross.vBias","cross.inProjBias","cross.outBias","norm1.weight","norm1.bias","norm2.weight","norm2.bias","norm3.weight","norm3.bias","norm4.weight","norm4.bias","norm5.weight","norm5.bias","norm6.weight","norm6.bias","linear1.weight","linear1.bias","linear2.weight","linear2.bias","gate.weight","gate.bias"]),
+  EncoderLayer: Object.freeze(["qWeight","kWeight","vWeight","inProjWeight","outWeight","qBias","kBias","vBias","inProjBias","outBias","qNorm","kNorm","norm1.weight","norm1.bias","norm2.weight","norm2.bias","norm3.weight","norm3.bias","norm4.weight","norm4.bias","linear1.weight","linear1.bias","linear2.weight","linear2.bias","gate.weight","gate.bias"]),
+  DecoderLayer: Object.freeze(["qWeight","kWeight","vWeight","inProjWeight","outWeight","qBias","kBias","vBias","inProjBias","outBias","qNorm","kNorm","cross.qWeight","cross.kWeight","cross.vWeight","cross.inProjWeight","cross.outWeight","cross.qBias","cross.kBias","cross.vBias","cross.inProjBias","cross.outBias","cross.qNorm","cross.kNorm","norm1.weight","norm1.bias","norm2.weight","norm2.bias","norm3.weight","norm3.bias","norm4.weight","norm4.bias","norm5.weight","norm5.bias","norm6.weight","norm6.bias","linear1.weight","linear1.bias","linear2.weight","linear2.bias","gate.weight","gate.bias"]),
 });
 
 // A field the declaration lacks, or one it has that is missing, is a bug of the caller (the
@@ -64,11 +64,11 @@ export function writeRotaryConfig(o, out = new Float64Array(15), at = 0) {
   return out;
 }
 
-export const MULTI_HEAD_ATTENTION_CONFIG_SIZE = 26;
+export const MULTI_HEAD_ATTENTION_CONFIG_SIZE = 28;
 
-/** MultiHeadAttentionConfig (dim, numHeads, numKvHeads, headDim, kdim, vdim, bias, outBias, positional, rotary, scale, weightLayout) into out[at..at + 26). */
-export function writeMultiHeadAttentionConfig(o, out = new Float64Array(26), at = 0) {
-  fields('MultiHeadAttentionConfig', o, ["dim","numHeads","numKvHeads","headDim","kdim","vdim","bias","outBias","positional","rotary","scale","weightLayout"]);
+/** MultiHeadAttentionConfig (dim, numHeads, numKvHeads, headDim, kdim, vdim, bias, outBias, positional, rotary, scale, weightLayout, qkNorm, qkNormEps) into out[at..at + 28). */
+export function writeMultiHeadAttentionConfig(o, out = new Float64Array(28), at = 0) {
+  fields('MultiHeadAttentionConfig', o, ["dim","numHeads","numKvHeads","headDim","kdim","vdim","bias","outBias","positional","rotary","scale","weightLayout","qkNorm","qkNormEps"]);
   out[at + 0] = o.dim;
   out[at + 1] = o.numHeads;
   out[at + 2] = o.numKvHeads;
@@ -81,6 +81,8 @@ export function writeMultiHeadAttentionConfig(o, out = new Float64Array(26), at 
   writeRotaryConfig(o.rotary, out, at + 9);
   out[at + 24] = o.scale;
   out[at + 25] = index('MultiHeadAttentionConfig.weightLayout', ENUMS.WeightLayout, o.weightLayout);
+  out[at + 26] = o.qkNorm ? 1 : 0;
+  out[at + 27] = o.qkNormEps;
   return out;
 }
 
@@ -99,24 +101,24 @@ export function writeLayerSettings(o, out = new Float64Array(7), at = 0) {
   return out;
 }
 
-export const ENCODER_LAYER_CONFIG_SIZE = 33;
+export const ENCODER_LAYER_CONFIG_SIZE = 35;
 
-/** EncoderLayerConfig (attention, layer) into out[at..at + 33). */
-export function writeEncoderLayerConfig(o, out = new Float64Array(33), at = 0) {
+/** EncoderLayerConfig (attention, layer) into out[at..at + 35). */
+export function writeEncoderLayerConfig(o, out = new Float64Array(35), at = 0) {
   fields('EncoderLayerConfig', o, ["attention","layer"]);
   writeMultiHeadAttentionConfig(o.attention, out, at + 0);
-  writeLayerSettings(o.layer, out, at + 26);
+  writeLayerSettings(o.layer, out, at + 28);
   return out;
 }
 
-export const DECODER_LAYER_CONFIG_SIZE = 59;
+export const DECODER_LAYER_CONFIG_SIZE = 63;
 
-/** DecoderLayerConfig (selfAttention, crossAttention, layer) into out[at..at + 59). */
-export function writeDecoderLayerConfig(o, out = new Float64Array(59), at = 0) {
+/** DecoderLayerConfig (selfAttention, crossAttention, layer) into out[at..at + 63). */
+export function writeDecoderLayerConfig(o, out = new Float64Array(63), at = 0) {
   fields('DecoderLayerConfig', o, ["selfAttention","crossAttention","layer"]);
   writeMultiHeadAttentionConfig(o.selfAttention, out, at + 0);
-  writeMultiHeadAttentionConfig(o.crossAttention, out, at + 26);
-  writeLayerSettings(o.layer, out, at + 52);
+  writeMultiHeadAttentionConfig(o.crossAttention, out, at + 28);
+  writeLayerSettings(o.layer, out, at + 56);
   return out;
 }
 
@@ -139,23 +141,24 @@ export function writeEmbeddingsConfig(o, out = new Float64Array(11), at = 0) {
   return out;
 }
 
-export const MODEL_CONFIG_SIZE = 54;
+export const MODEL_CONFIG_SIZE = 57;
 
-/** ModelConfig (embeddings, layer, numLayers, causal, positionIds, layerScale, finalNorm, finalEps, lmHead, mlmHead, mlmActivation, contextSize) into out[at..at + 54). */
-export function writeModelConfig(o, out = new Float64Array(54), at = 0) {
-  fields('ModelConfig', o, ["embeddings","layer","numLayers","causal","positionIds","layerScale","finalNorm","finalEps","lmHead","mlmHead","mlmActivation","contextSize"]);
+/** ModelConfig (embeddings, layer, numLayers, causal, positionIds, layerScale, finalNorm, finalEps, lmHead, mlmHead, mlmActivation, contextSize, window) into out[at..at + 57). */
+export function writeModelConfig(o, out = new Float64Array(57), at = 0) {
+  fields('ModelConfig', o, ["embeddings","layer","numLayers","causal","positionIds","layerScale","finalNorm","finalEps","lmHead","mlmHead","mlmActivation","contextSize","window"]);
   writeEmbeddingsConfig(o.embeddings, out, at + 0);
   writeEncoderLayerConfig(o.layer, out, at + 11);
-  out[at + 44] = o.numLayers;
-  out[at + 45] = o.causal ? 1 : 0;
-  out[at + 46] = index('ModelConfig.positionIds', ENUMS.PositionIdsRule, o.positionIds);
-  out[at + 47] = index('ModelConfig.layerScale', ENUMS.LayerScaleRule, o.layerScale);
-  out[at + 48] = index('ModelConfig.finalNorm', ENUMS.NormKind, o.finalNorm);
-  out[at + 49] = o.finalEps;
-  out[at + 50] = index('ModelConfig.lmHead', ENUMS.LmHead, o.lmHead);
-  out[at + 51] = o.mlmHead ? 1 : 0;
-  out[at + 52] = index('ModelConfig.mlmActivation', ENUMS.Activation, o.mlmActivation);
-  out[at + 53] = o.contextSize;
+  out[at + 46] = o.numLayers;
+  out[at + 47] = o.causal ? 1 : 0;
+  out[at + 48] = index('ModelConfig.positionIds', ENUMS.PositionIdsRule, o.positionIds);
+  out[at + 49] = index('ModelConfig.layerScale', ENUMS.LayerScaleRule, o.layerScale);
+  out[at + 50] = index('ModelConfig.finalNorm', ENUMS.NormKind, o.finalNorm);
+  out[at + 51] = o.finalEps;
+  out[at + 52] = index('ModelConfig.lmHead', ENUMS.LmHead, o.lmHead);
+  out[at + 53] = o.mlmHead ? 1 : 0;
+  out[at + 54] = index('ModelConfig.mlmActivation', ENUMS.Activation, o.mlmActivation);
+  out[at + 55] = o.contextSize;
+  out[at + 56] = o.window;
   return out;
 }
 
