@@ -97,6 +97,23 @@ static_assert(static_cast<int>(Pooling::none) == 0 &&
               static_cast<int>(Pooling::last) == 3 &&
               static_cast<int>(Pooling::pooler) == 4,
               "Pooling's enumerators are not in the order of bindings/boundary.json's Pooling");
+static_assert(static_cast<int>(TaskHead::none) == 0 &&
+              static_cast<int>(TaskHead::sequence) == 1 &&
+              static_cast<int>(TaskHead::token) == 2 &&
+              static_cast<int>(TaskHead::span) == 3,
+              "TaskHead's enumerators are not in the order of bindings/boundary.json's TaskHead");
+static_assert(static_cast<int>(HeadPool::first) == 0 &&
+              static_cast<int>(HeadPool::last_token) == 1,
+              "HeadPool's enumerators are not in the order of bindings/boundary.json's HeadPool");
+static_assert(static_cast<int>(HeadDense::none) == 0 &&
+              static_cast<int>(HeadDense::own) == 1 &&
+              static_cast<int>(HeadDense::pooler) == 2,
+              "HeadDense's enumerators are not in the order of bindings/boundary.json's HeadDense");
+static_assert(static_cast<int>(HeadActivation::none) == 0 &&
+              static_cast<int>(HeadActivation::tanh) == 1 &&
+              static_cast<int>(HeadActivation::relu) == 2 &&
+              static_cast<int>(HeadActivation::gelu) == 3,
+              "HeadActivation's enumerators are not in the order of bindings/boundary.json's HeadActivation");
 
 constexpr std::size_t kRotaryConfigSize = 15;  // doubles on the wire
 static_assert(field_count<RotaryConfig>() == 15,
@@ -198,8 +215,8 @@ inline EmbeddingsConfig read_EmbeddingsConfig(const double* p) {
   return c;
 }
 
-constexpr std::size_t kModelConfigSize = 57;  // doubles on the wire
-static_assert(field_count<ModelConfig>() == 13,
+constexpr std::size_t kModelConfigSize = 64;  // doubles on the wire
+static_assert(field_count<ModelConfig>() == 20,
               "ModelConfig has a field that bindings/boundary.json's ModelConfig does not declare, or lacks one");
 inline ModelConfig read_ModelConfig(const double* p) {
   ModelConfig c;
@@ -216,6 +233,13 @@ inline ModelConfig read_ModelConfig(const double* p) {
   c.mlm_activation = static_cast<Activation>(static_cast<int>(p[54]));  // mlmActivation
   c.context_size = static_cast<decltype(c.context_size)>(p[55]);  // contextSize
   c.window = static_cast<decltype(c.window)>(p[56]);  // window
+  c.task_head = static_cast<TaskHead>(static_cast<int>(p[57]));  // taskHead
+  c.num_labels = static_cast<decltype(c.num_labels)>(p[58]);  // numLabels
+  c.head_pool = static_cast<HeadPool>(static_cast<int>(p[59]));  // headPool
+  c.head_dense = static_cast<HeadDense>(static_cast<int>(p[60]));  // headDense
+  c.head_activation = static_cast<HeadActivation>(static_cast<int>(p[61]));  // headActivation
+  c.head_bias = p[62] != 0;  // headBias
+  c.pad_token_id = static_cast<decltype(c.pad_token_id)>(p[63]);  // padTokenId
   return c;
 }
 

@@ -23,7 +23,7 @@ int model_create(uintptr_t slot, uintptr_t config) {
 int model_weight(uintptr_t slot, double handle, int part, int layer, int which, double length, bool check_only) {
   Model* m = nullptr;
   Status s = g_models.find(handle, m);
-  if (s.ok() && (part < 0 || part > 5)) s = Status::error(Code::invalid_argument, "weights", "unknown part");
+  if (s.ok() && (part < 0 || part > 6)) s = Status::error(Code::invalid_argument, "weights", "unknown part");
   float* data = nullptr;
   if (s.ok()) s = m->weight(static_cast<ModelPart>(part), layer, which, length, data, check_only);
   if (!s.ok()) return fail(std::move(s));

@@ -42,6 +42,21 @@ Status check_model_config(const ModelConfig& c) {
       (c.embeddings.padding_idx < 0 || c.embeddings.padding_idx != std::floor(c.embeddings.padding_idx))) {
     return Status::error(Code::invalid_argument, "paddingIdx", "positionIds 'padding' needs an integer paddingIdx >= 0");
   }
+  const int task = static_cast<int>(c.task_head), pool = static_cast<int>(c.head_pool);
+  const int dense = static_cast<int>(c.head_dense), act = static_cast<int>(c.head_activation);
+  if (task < 0 || task > 3) return Status::error(Code::invalid_argument, "taskHead", "unknown taskHead");
+  if (pool < 0 || pool > 1 || dense < 0 || dense > 2 || act < 0 || act > 3) {
+    return Status::error(Code::invalid_argument, "taskHead", "unknown head pooling, dense or activation");
+  }
+  if (c.task_head != TaskHead::none) {
+    s = check_integer("numLabels", c.num_labels, 1, 1 << 20);
+    if (s.ok() && c.task_head == TaskHead::span && c.num_labels != 2) {
+      s = Status::error(Code::invalid_argument, "numLabels", "a question-answering head has 2 labels (start, end), got " +
+                                                                 show_number(c.num_labels));
+    }
+    if (s.ok()) s = check_integer("padTokenId", c.pad_token_id, -1, 2147483647.0);
+    if (!s.ok()) return s;
+  }
   if (c.final_norm != NormKind::none) return check_norm(0, c.embeddings.dim, c.final_eps);
   return s;
 }
@@ -88,8 +103,9 @@ Status Model::create(const ModelConfig& config, std::unique_ptr<Model>& out) {
 Status Model::weight(ModelPart part, int layer, int which, double length, float*& data, bool check_only) {
   const std::size_t D = static_cast<std::size_t>(dim_), V = static_cast<std::size_t>(vocab_);
   // A weight stored here (not in a module): check its length, hand out its storage.
-  auto own = [&](FloatBuffer& buf, std::size_t total, std::size_t offset, std::size_t n, const char* name, bool* set) {
-    Status s = check_length(name, length, static_cast<double>(n), std::to_string(n).c_str());
+  auto own = [&](FloatBuffer& buf, std::size_t total, std::size_t offset, std::size_t n, const char* name, bool* set,
+                 const char* formula) {
+    Status s = check_length(name, length, static_cast<double>(n), formula);
     if (!s.ok()) return s;
     if (!buf.data() && !buf.assign(total, 0.f)) return Status::error(Code::out_of_memory, name, "could not allocate the head");
     data = buf.data() + offset;
@@ -109,7 +125,7 @@ Status Model::weight(ModelPart part, int layer, int which, double length, float*
     case ModelPart::final_norm:
       if (config_.final_norm == NormKind::none || which < 0 || which > 1 ||
           (which == 1 && config_.final_norm != NormKind::layer_norm)) break;
-      return own(final_, 2 * D, which * D, D, which ? "bias" : "weight", nullptr);
+      return own(final_, 2 * D, which * D, D, which ? "bias" : "weight", nullptr, "dim");
     case ModelPart::lm_head:
       if (config_.lm_head != LmHead::separate || which != 0) break;
       if (!check_only) head_set_ = true;
@@ -119,11 +135,24 @@ Status Model::weight(ModelPart part, int layer, int which, double length, float*
       static const char* names[5] = {"denseWeight", "denseBias", "normWeight", "normBias", "bias"};
       const std::size_t offsets[5] = {0, D * D, D * D + D, D * D + 2 * D, D * D + 3 * D};
       return own(mlm_, D * D + 3 * D + V, offsets[which], which == 0 ? D * D : which == 4 ? V : D, names[which],
-                 &mlm_set_[which]);
+                 &mlm_set_[which], which == 0 ? "dim * dim" : which == 4 ? "vocabSize" : "dim");
     }
     case ModelPart::pooler:
       if (which < 0 || which > 1) break;
-      return own(pooler_, D * D + D, which * D * D, which ? D : D * D, which ? "bias" : "weight", &pooler_set_[which]);
+      return own(pooler_, D * D + D, which * D * D, which ? D : D * D, which ? "bias" : "weight", &pooler_set_[which],
+                 which ? "dim" : "dim * dim");
+    case ModelPart::task: {
+      if (config_.task_head == TaskHead::none || which < 0 || which > 3) break;
+      if (which < 2 && config_.head_dense != HeadDense::own) break;
+      if (which == 3 && !config_.head_bias) break;
+      const std::size_t N = static_cast<std::size_t>(config_.num_labels);
+      static const char* names[4] = {"denseWeight", "denseBias", "weight", "bias"};
+      static const char* formulas[4] = {"dim * dim", "dim", "numLabels * dim", "numLabels"};
+      const std::size_t offsets[4] = {0, D * D, D * D + D, D * D + D + N * D};
+      const std::size_t counts[4] = {D * D, D, N * D, N};
+      return own(task_, D * D + D + N * D + N, offsets[which], counts[which], names[which], &task_set_[which],
+                 formulas[which]);
+    }
   }
   return Status::error(Code::invalid_argument, "weights", "this model has no such weight");
 }
@@ -136,6 +165,10 @@ bool Model::has_head(ModelPart part) const {
       return config_.mlm_head && std::all_of(mlm_set_, mlm_set_ + 5, [](bool b) { return b; });
     case ModelPart::pooler:
       return pooler_set_[0] && pooler_set_[1];
+    case ModelPart::task:
+      return config_.task_head != TaskHead::none && task_set_[2] && (task_set_[3] || !config_.head_bias) &&
+             (config_.head_dense != HeadDense::own || (task_set_[0] && task_set_[1])) &&
+             (config_.head_dense != HeadDense::pooler || (pooler_set_[0] && pooler_set_[1]));
     default:
       return false;
   }
@@ -275,7 +308,19 @@ Status Model::prepare(const Inputs& in, Sizes& sizes) {
   if (s.ok()) s = check_output_size("batch * length * dim", in.batch * in.length * dim_);
   if (!s.ok()) return s;
   const double B = in.batch, L = in.length;
-  if (in.logits != LogitsMode::none) {
+  const bool task = config_.task_head != TaskHead::none;
+  if (in.logits != LogitsMode::none && task) {
+    if (!has_head(ModelPart::task)) {
+      return Status::error(Code::invalid_argument, "outputLogits", "the weights lack the task head's classifier, so there are no logits");
+    }
+    if (config_.task_head == TaskHead::sequence && in.logits == LogitsMode::last) {
+      return Status::error(Code::invalid_argument, "lastTokenOnly", "a sequence-classification head gives one row per sequence already");
+    }
+    if (config_.head_pool == HeadPool::last_token && config_.pad_token_id < 0 && in.batch > 1) {
+      return Status::error(Code::invalid_argument, "padTokenId",
+                           "a batch of more than one sequence needs config.json's pad_token_id to find each row's last token");
+    }
+  } else if (in.logits != LogitsMode::none) {
     if (config_.mlm_head) {
       if (!has_head(ModelPart::mlm)) {
         return Status::error(Code::invalid_argument, "outputLogits",
@@ -348,15 +393,16 @@ Status Model::prepare(const Inputs& in, Sizes& sizes) {
   }
   if (!s.ok()) return s;
   step_weights_ = n_w;
-  const double rows = in.logits == LogitsMode::last ? B : B * L;
-  if (in.logits != LogitsMode::none) s = check_output_size("logits", rows * vocab_);
+  const double rows = in.logits == LogitsMode::last || config_.task_head == TaskHead::sequence ? B : B * L;
+  const double columns = task ? config_.num_labels : vocab_;
+  if (in.logits != LogitsMode::none) s = check_output_size("logits", rows * columns);
   if (s.ok() && in.want_hidden) s = check_output_size("hiddenStates", (layers_.size() + 1.0) * B * L * dim_);
   if (s.ok() && in.want_attentions) s = check_output_size("attentions", static_cast<double>(layers_.size()) * n_w);
   if (!s.ok()) return s;
   sizes.last_hidden = sz(B * L * dim_);
   if (in.want_hidden) sizes.hidden = (layers_.size() + 1) * sizes.last_hidden;
   if (in.want_attentions) sizes.attentions = layers_.size() * n_w;
-  if (in.logits != LogitsMode::none) sizes.logits = sz(rows * vocab_);
+  if (in.logits != LogitsMode::none) sizes.logits = sz(rows * columns);
   if (in.pooling != Pooling::none) sizes.pooled = sz(B * dim_);
   return s;
 }
@@ -388,6 +434,7 @@ Status Model::run(const Inputs& in, const Outputs& out) {
     }
   }
   float* x = state(layers_.size());
+  const bool task = config_.task_head != TaskHead::none;
   if (in.use_cache) {
     cache_batch_ = static_cast<int>(B), cache_length_ = step_total_;
     if (!cache_mask_.resize(step_mask_.size())) {
@@ -401,7 +448,7 @@ Status Model::run(const Inputs& in, const Outputs& out) {
     s = layer_norm(x, x, B * L, dim_, final_.data(), final_.data() + D, config_.final_eps);
   if (!s.ok()) return s;
   std::copy(x, x + BLD, out.last_hidden);
-  if (in.logits != LogitsMode::none) s = logits(in, x, out.logits);
+  if (in.logits != LogitsMode::none) s = task ? task_logits(in, x, out.logits) : logits(in, x, out.logits);
   if (s.ok() && in.pooling != Pooling::none) s = pool(out.pooled, x, static_cast<int>(B), static_cast<int>(L), in.pooling, in.normalize, in.mask);
   return s;
 }
@@ -439,6 +486,53 @@ Status Model::logits(const Inputs& in, const float* x, float* y) {
   for (std::size_t r = 0; r < n; ++r)
     for (std::size_t v = 0; v < V; ++v) y[r * V + v] += bias[v];
   return s;
+}
+
+// The task head over the final states x [B, L, D]: the rows it reads (each sequence's first or last
+// real token, or every row), its dense layer and activation, then the classifier.
+Status Model::task_logits(const Inputs& in, const float* x, float* y) {
+  const std::size_t B = sz(in.batch), L = sz(in.length), D = static_cast<std::size_t>(dim_);
+  const std::size_t N = static_cast<std::size_t>(config_.num_labels);
+  const bool sequence = config_.task_head == TaskHead::sequence, last = in.logits == LogitsMode::last;
+  const std::size_t n = sequence || last ? B : B * L;
+  const bool dense = config_.head_dense != HeadDense::none;
+  if (!head_work_.reserve((sequence || last ? n * D : 0) + (dense ? n * D : 0)) && (sequence || last || dense)) {
+    return Status::error(Code::out_of_memory, "outputLogits", "could not allocate the head's scratch");
+  }
+  const float* rows = x;
+  float* scratch = head_work_.data();
+  if (sequence || last) {
+    for (std::size_t b = 0; b < B; ++b) {
+      std::size_t t = last ? L - 1 : 0;
+      if (sequence && config_.head_pool == HeadPool::last_token) {
+        // Hugging Face: the last index whose id is not pad_token_id (0 when every id is), from the
+        // ids, not the mask; without a pad id the last position.
+        t = L - 1;
+        if (config_.pad_token_id >= 0) {
+          t = 0;
+          for (std::size_t i = 0; i < L; ++i)
+            if (in.ids[b * L + i] != static_cast<int32_t>(config_.pad_token_id)) t = i;
+        }
+      }
+      std::copy(x + (b * L + t) * D, x + (b * L + t + 1) * D, scratch + b * D);
+    }
+    rows = scratch;
+    scratch += n * D;
+  }
+  const float* t = task_.data();
+  if (dense) {
+    const float* w = config_.head_dense == HeadDense::pooler ? pooler_.data() : t;
+    linear(scratch, rows, n, dim_, dim_, w, WeightLayout::out_in, w + D * D);
+    if (config_.head_activation == HeadActivation::tanh) {
+      for (std::size_t i = 0; i < n * D; ++i) scratch[i] = std::tanh(scratch[i]);
+    } else if (config_.head_activation != HeadActivation::none) {
+      activation(scratch, n * D, config_.head_activation == HeadActivation::relu ? Activation::relu : Activation::gelu);
+    }
+    rows = scratch;
+  }
+  linear(y, rows, n, dim_, static_cast<int>(N), t + D * D + D, WeightLayout::out_in,
+         config_.head_bias ? t + D * D + D + N * D : nullptr);
+  return Status::success();
 }
 
 // Sentence embeddings [B, D] from the final states, as sentence-transformers pools: the mean over

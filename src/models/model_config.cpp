@@ -1,6 +1,7 @@
 #include "attnkit/models/model_config.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -381,6 +382,71 @@ Status llama(Reader& r, const json& j, const std::string& family, json& spec) {
 
 }  // namespace
 
+// The task head config.json's architectures name (its first entry), with each family's layout:
+// the rows it reads, its dense layer and activation, the classifier's bias. num_labels is the size
+// of id2label (a num_labels key must agree); id2label and label2id are passed on as the file has
+// them, after checking their form.
+Status task_head(Reader& r, const json& j, const std::string& family, json& spec) {
+  r.has("architectures");
+  std::string arch;
+  if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
+      j["architectures"][0].is_string()) {
+    arch = j["architectures"][0].get<std::string>();
+  }
+  auto ends = [&](const char* suffix) {
+    const std::string x = suffix;
+    return arch.size() >= x.size() && arch.compare(arch.size() - x.size(), x.size(), x) == 0;
+  };
+  const char* task = ends("ForSequenceClassification") ? "sequence" : ends("ForTokenClassification") ? "token"
+                     : ends("ForQuestionAnswering") ? "span" : nullptr;
+  // id2label: {"0": "name", ...} with the ids 0..n-1; label2id: {"name": id}.
+  double labels = 0;
+  if (r.has("id2label")) {
+    const json& m = j["id2label"];
+    if (!m.is_object() || m.size() > (1u << 20)) return bad("id2label", "'id2label' must be an object of id -> label name");
+    for (const auto& [k, v] : m.items()) {
+      char* end = nullptr;
+      const long id = std::strtol(k.c_str(), &end, 10);
+      if (k.empty() || *end || id < 0 || id >= static_cast<long>(m.size()) || !v.is_string()) {
+        return bad("id2label", "'id2label' must map the ids 0.." + std::to_string(m.size() - 1) +
+                                   " to label names, got the entry " + json({{k, v}}).dump());
+      }
+    }
+    labels = static_cast<double>(m.size());
+    spec["id2label"] = m;
+  }
+  if (r.has("label2id")) {
+    const json& m = j["label2id"];
+    if (!m.is_object()) return bad("label2id", "'label2id' must be an object of label name -> id");
+    for (const auto& [k, v] : m.items()) {
+      if (!v.is_number_integer()) return bad("label2id", "'label2id' must map label names to integer ids, got " + json({{k, v}}).dump());
+    }
+    spec["label2id"] = m;
+  }
+  double n = 0;
+  Status s = r.optional_integer("num_labels", n, 0, 0, 1 << 20);
+  if (!s.ok()) return s;
+  if (n > 0 && labels > 0 && n != labels) {
+    return bad("num_labels", "'num_labels' (" + show_number(n) + ") disagrees with id2label (" + show_number(labels) + " entries)");
+  }
+  if (!task) return s;
+  const bool bert = family == "bert", roberta = family == "roberta" || family == "xlm-roberta";
+  const bool decoder = !bert && !roberta && family != "distilbert";
+  const std::string t = task;
+  if (decoder && t != "sequence") {
+    return bad("architectures", arch + " is not supported yet (decoders have *ForSequenceClassification and *ForCausalLM)");
+  }
+  json head = {{"task", t}, {"numLabels", t == "span" ? 2.0 : n > 0 ? n : labels > 0 ? labels : 2.0},
+               {"pool", decoder ? "lastToken" : "first"}, {"dense", "none"}, {"activation", "none"},
+               {"bias", !decoder}};
+  if (t == "sequence" && bert) head["dense"] = "pooler", head["activation"] = "tanh";
+  if (t == "sequence" && roberta) head["dense"] = "own", head["activation"] = "tanh";
+  if (t == "sequence" && family == "distilbert") head["dense"] = "own", head["activation"] = "relu";
+  spec["head"] = head;
+  spec["architecture"] = arch;
+  return s;
+}
+
 constexpr const char* kSupported = "bert, roberta, xlm-roberta, distilbert, gpt2, llama, qwen2, qwen3, mistral";
 
 Status model_spec_from_config(const char* text, std::size_t length, std::string& out) {
@@ -406,6 +472,7 @@ Status model_spec_from_config(const char* text, std::size_t length, std::string&
   else if (family == "gpt2") s = gpt2(r, spec);
   else if (family == "llama" || family == "qwen2" || family == "qwen3" || family == "mistral") s = llama(r, j, family, spec);
   else return bad("model_type", "model_type \"" + family + "\" is not supported (supported: " + kSupported + ")");
+  if (s.ok()) s = task_head(r, j, family, spec);
   // The causal-LM head: the word table itself (tie_word_embeddings: GPT-2's default) or its own
   // [vocab, dim] lm_head.weight (LLaMA's default). BERT and RoBERTa have none here yet.
   if (s.ok() && !encoder) {

@@ -154,81 +154,87 @@ Status SentencePiece::normalize_hf(std::string_view text, bool first, std::strin
       else to_out.put_from(in, i, i + 1);
     }
   };
-  // Prepend(s), then the Replace that follows it: s takes an empty span where the text starts.
-  const auto prepend = [&](uint32_t at, Aligned& to_out) {
-    Aligned pre;
-    pre.put(p.prepend, at, at);
-    escape(pre, 0, pre.s.size(), to_out, p.replace_spaces);
-  };
-  // Llama's form (no charsmap, no collapsing or stripping): Prepend and Replace(" ") in one pass.
+  using Step = Pipeline::Step;
+  const std::vector<Step>& steps = p.steps;
+  // Llama's form (Prepend, Replace(" "), either or both, in that order): one pass; the prepended
+  // text takes an empty span where the text starts.
+  const bool replace_only = steps.size() == 1 && steps[0] == Step::replace_spaces;
+  const bool simple = steps.empty() || replace_only || (steps[0] == Step::prepend && (steps.size() == 1 ||
+                                                        (steps.size() == 2 && steps[1] == Step::replace_spaces)));
+  const bool replace = replace_only || (simple && steps.size() == 2);
   Aligned a;
   a.reserve(n + 8);
-  const bool simple = charsmap_.empty() && !p.collapse_spaces && !p.strip_left && !p.strip_right;
-  if (simple && !p.prepend.empty() && n > 0) prepend(0, a);
-  for (std::size_t at = 0; simple && at < n;) {
+  if (simple && !p.prepend.empty() && !replace_only && n > 0) {
+    Aligned pre;
+    pre.put(p.prepend, 0, 0);
+    escape(pre, 0, pre.s.size(), a, replace);
+  }
+  for (std::size_t at = 0; at < n;) {
     const std::size_t len = std::max<std::size_t>(1, utf8::decode(t + at, n - at));
-    if (p.replace_spaces && t[at] == ' ') a.put(space, static_cast<uint32_t>(at), static_cast<uint32_t>(at + 1));
+    if (replace && t[at] == ' ') a.put(space, static_cast<uint32_t>(at), static_cast<uint32_t>(at + 1));
     else a.put(text.substr(at, len), static_cast<uint32_t>(at), static_cast<uint32_t>(at + len));
     at += len;
   }
-  // Precompiled: the longest rule at each character, else the character itself.
-  for (std::size_t at = 0; !simple && at < n;) {
-    std::size_t key = 0;
-    std::string_view rep;
-    if (charsmap_.longest_match(text.data() + at, n - at, key, rep)) {
-      if (a.s.size() + rep.size() > kMaxExpansion * n + 8) {
-        return Status::error(Code::invalid_argument, "tokenizer.json",
-                             "tokenizer.json: the charsmap grows the text more than " + std::to_string(kMaxExpansion) + " times");
-      }
-      a.put(rep, static_cast<uint32_t>(at), static_cast<uint32_t>(at + key));
-      at += key;
-    } else {
-      const std::size_t len = std::max<std::size_t>(1, utf8::decode(t + at, n - at));
-      a.put(text.substr(at, len), static_cast<uint32_t>(at), static_cast<uint32_t>(at + len));
-      at += len;
-    }
-  }
-  // Replace(" {2,}", " "): a run of spaces is one space spanning the run.
-  if (p.collapse_spaces) {
-    Aligned c;
-    c.reserve(a.s.size() * 3 + 3);
-    for (std::size_t i = 0; i < a.s.size(); ++i) {
-      if (a.s[i] == ' ' && i > 0 && a.s[i - 1] == ' ') {
-        c.e.back() = a.e[i];
-        continue;
-      }
-      c.put_from(a, i, i + 1);
-    }
-    a = std::move(c);
-  }
-  // Strip: leading / trailing Unicode whitespace.
-  if (p.strip_left || p.strip_right) {
-    std::size_t from = 0, to = a.s.size(), len = 0;
+  // Otherwise each step in turn, from `a` into `c`; each character keeps the input span it came from.
+  Aligned c;
+  for (std::size_t k = 0; !simple && k < steps.size(); ++k) {
+    const Step step = steps[k];
+    const std::size_t m = a.s.size();
     const auto* u = reinterpret_cast<const unsigned char*>(a.s.data());
-    if (p.strip_left) {
-      while (from < to && whitespace_at(u + from, to - from, len)) from += len;
-    }
-    if (p.strip_right) {
-      std::size_t last = from;  // the end of the last character that is not whitespace
-      for (std::size_t i = from; i < to;) {
-        const bool ws = whitespace_at(u + i, to - i, len);
-        i += len;
-        if (!ws) last = i;
+    c = Aligned();
+    c.reserve(3 * m + 3 * p.prepend.size() + 8);
+    if (step == Step::charsmap) {
+      // Precompiled: the longest rule at each character (spanning what it replaces), else the character.
+      for (std::size_t at = 0; at < m;) {
+        std::size_t key = 0;
+        std::string_view rep;
+        if (charsmap_.longest_match(a.s.data() + at, m - at, key, rep)) {
+          if (c.s.size() + rep.size() > kMaxExpansion * m + 8) {
+            return Status::error(Code::invalid_argument, "tokenizer.json",
+                                 "tokenizer.json: the charsmap grows the text more than " + std::to_string(kMaxExpansion) + " times");
+          }
+          c.put(rep, a.b[at], a.e[at + key - 1]);
+          at += key;
+        } else {
+          const std::size_t len = std::min(m - at, std::max<std::size_t>(1, utf8::decode(u + at, m - at)));
+          c.put_from(a, at, at + len);
+          at += len;
+        }
       }
-      to = last;
+    } else if (step == Step::collapse || step == Step::collapse_meta) {
+      // Replace(" {2,}", " " or "\u2581"): a run of spaces is one character spanning the run.
+      for (std::size_t i = 0; i < m;) {
+        std::size_t j = i;
+        while (j < m && a.s[j] == ' ') ++j;
+        if (j - i >= 2) {
+          c.put(step == Step::collapse ? std::string_view(" ") : space, a.b[i], a.e[j - 1]);
+          i = j;
+        } else {
+          c.put_from(a, i, i + 1);
+          ++i;
+        }
+      }
+    } else if (step == Step::strip_left || step == Step::strip_right) {
+      // Strip: leading or trailing Unicode whitespace.
+      std::size_t from = 0, to = m, len = 0;
+      if (step == Step::strip_left) {
+        while (from < to && whitespace_at(u + from, to - from, len)) from += len;
+      } else {
+        to = 0;  // the end of the last character that is not whitespace
+        for (std::size_t i = 0; i < m;) {
+          const bool ws = whitespace_at(u + i, m - i, len);
+          i += len;
+          if (!ws) to = i;
+        }
+      }
+      c.put_from(a, from, to);
+    } else if (step == Step::prepend) {
+      if (m > 0) c.put(p.prepend, a.b[0], a.b[0]);
+      c.put_from(a, 0, m);
+    } else {
+      escape(a, 0, m, c, true);
     }
-    Aligned c;
-    c.reserve(a.s.size() * 3 + 3);
-    c.put_from(a, from, to);
-    a = std::move(c);
-  }
-  // Prepend(s) on a non-empty text, then Replace(" ", "\u2581").
-  if ((!p.prepend.empty() || p.replace_spaces) && !a.s.empty() && !simple) {
-    Aligned c;
-    c.reserve(a.s.size() * 3 + 3 * p.prepend.size() + 3);
-    if (!p.prepend.empty()) prepend(a.b[0], c);
-    escape(a, 0, a.s.size(), c, p.replace_spaces);
-    a = std::move(c);
+    std::swap(a, c);
   }
   // Pre-tokenizers: the owner's steps (split) or WhitespaceSplit, then Metaspace on each word.
   std::vector<std::pair<std::size_t, std::size_t>> pieces;

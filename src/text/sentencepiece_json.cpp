@@ -65,86 +65,96 @@ ATTNKIT_FOR_SIZE Status flat_steps(const json& j, const char* key, const char* l
   return Status::success();
 }
 
-// The normalizer and pre-tokenizer of a SentencePiece-style tokenizer.json -> Pipeline. Steps must
-// come in the order the pipeline runs them (the order converters write them).
+// The normalizer and pre-tokenizer of a SentencePiece-style tokenizer.json -> Pipeline. The
+// normalizer's Unicode and literal steps come first (JavaScript runs them); the steps C++ runs
+// (Pipeline::Step) follow in any order, as Hugging Face's Sequence runs them.
 // `before`: the steps web/src/text/tokenizer.js runs first; `general`: pre-tokenizer steps the Tokenizer's
 // text steps run (their Split patterns compiled into `patterns`).
 ATTNKIT_FOR_SIZE Status sentencepiece_steps(const json& j, std::string_view given, SentencePiece::Pipeline& p, std::string& charsmap,
                           json& before, json& general, std::vector<Regex>& patterns) {
   const char* const kSpace = "\xE2\x96\x81";
-  int stage = 0;  // 1 Precompiled, 2 Replace " {2,}", 3 Strip, 4 Prepend, 5 Replace " "
+  using Step = SentencePiece::Pipeline::Step;
   std::vector<std::pair<const json*, std::string>> steps;
   Status s = flat_steps(j, "normalizer", "normalizers", steps);
   if (!s.ok()) return s;
   const char* supported = "(supported for SentencePiece models: NFD, NFKD, NFC, NFKC, Nmt, StripAccents, Lowercase and "
-                          "Replace of a string, then Precompiled, Replace(\" {2,}\" -> \" \"), Strip, "
-                          "Prepend(\"\xE2\x96\x81\" or \" \"), Replace(\" \" -> \"\xE2\x96\x81\"), in that order)";
+                          "Replace of a string first, then Precompiled, Strip, Prepend(\"\xE2\x96\x81\" or \" \"), "
+                          "Replace(\" \" -> \"\xE2\x96\x81\") and Replace(Regex \" {2,}\" -> \" \" or \"\xE2\x96\x81\"))";
+  bool precompiled = false;
   for (const auto& [step, where] : steps) {
     if (!step->is_object()) return bad(where, where + " must be an object");
     const std::string t = type_of(*step);
-    int at = 0;
-    // Before the library's own steps (ALBERT's Replace("``"), NFKD, StripAccents, Lowercase):
-    // web/src/text/tokenizer.js runs them, keeping each character's source span, and hands C++ the result.
     const json* pattern = t == "Replace" ? field(*step, "pattern") : nullptr;
     const json* literal = pattern ? field(*pattern, "String") : nullptr;
-    std::string replace_content;
-    if (literal && literal->is_string()) {
-      Status s = text_field(*step, "content", "", where, replace_content);
+    const json* regex = pattern ? field(*pattern, "Regex") : nullptr;
+    std::string content;
+    if (t == "Replace") {
+      s = known_keys(*step, {"pattern", "content"}, where);
+      if (s.ok()) s = text_field(*step, "content", "", where, content);
       if (!s.ok()) return s;
     }
-    const bool space_to_meta = literal && literal->is_string() && literal->get<std::string>() == " " && replace_content == kSpace;
-    if (stage == 0 && (t == "NFD" || t == "NFKD" || t == "NFC" || t == "NFKC" || t == "Nmt" || t == "StripAccents" || t == "Lowercase" ||
-                       (literal && literal->is_string() && !literal->get<std::string>().empty() && !space_to_meta))) {
+    const bool is_literal = literal && literal->is_string() && !literal->get_ref<const std::string&>().empty();
+    const bool space_to_meta = is_literal && literal->get_ref<const std::string&>() == " " && content == kSpace;
+    // Before the library's own steps (ALBERT's Replace("``"), NFKD, StripAccents, Lowercase):
+    // web/src/text/tokenizer.js runs them, keeping each character's source span, and hands C++ the result.
+    if (p.steps.empty() && (t == "NFD" || t == "NFKD" || t == "NFC" || t == "NFKC" || t == "Nmt" || t == "StripAccents" ||
+                            t == "Lowercase" || (is_literal && !space_to_meta))) {
       if (t == "Replace") {
-        before.push_back({{"type", "replace"}, {"pattern", *literal}, {"content", replace_content}});
+        before.push_back({{"type", "replace"}, {"pattern", *literal}, {"content", content}});
       } else {
         json one = json::array();
-        Status s = normalizer_steps(*step, where, one);
+        s = normalizer_steps(*step, where, one);
         if (!s.ok()) return s;
         for (auto& x : one) before.push_back(std::move(x));
       }
       continue;
     }
     if (t == "Precompiled") {
+      if (precompiled) return bad(where, where + ": a second Precompiled");
       std::string b64;
-      Status s = text_field(*step, "precompiled_charsmap", "", where, b64);
+      s = text_field(*step, "precompiled_charsmap", "", where, b64);
       if (!s.ok()) return s;
       if (b64.empty() && !given.empty()) b64 = std::string(given);  // cut out of the text by web/src/text/tokenizer.js
       if (!base64_decode(b64, charsmap)) return bad(where + ".precompiled_charsmap", where + ".precompiled_charsmap is not base64");
-      at = 1;
+      precompiled = true;
+      p.steps.push_back(Step::charsmap);
     } else if (t == "Replace") {
-      const json* pat = field(*step, "pattern");
-      std::string content;
-      Status s = text_field(*step, "content", "", where, content);
-      if (!s.ok()) return s;
-      const json* str = pat ? field(*pat, "String") : nullptr;
-      const json* re = pat ? field(*pat, "Regex") : nullptr;
-      if (re && re->is_string() && re->get<std::string>() == " {2,}" && content == " ") {
-        p.collapse_spaces = true, at = 2;
-      } else if (str && str->is_string() && str->get<std::string>() == " " && content == kSpace) {
-        p.replace_spaces = true, at = 5;
+      if (regex && regex->is_string() && regex->get_ref<const std::string&>() == " {2,}" && (content == " " || content == kSpace)) {
+        p.steps.push_back(content == " " ? Step::collapse : Step::collapse_meta);
+      } else if (space_to_meta) {
+        p.steps.push_back(Step::replace_spaces);
       } else {
         return bad(where, where + ": this Replace is not supported " + std::string(supported));
       }
     } else if (t == "Strip") {
-      Status s = flag(*step, "left", true, where, p.strip_left);
-      if (s.ok()) s = flag(*step, "right", true, where, p.strip_right);
+      // Hugging Face's Strip { strip_left, strip_right }: both required.
+      bool side[2] = {false, false};
+      s = known_keys(*step, {"strip_left", "strip_right"}, where);
+      for (int k = 0; k < 2 && s.ok(); ++k) {
+        const char* key = k ? "strip_right" : "strip_left";
+        const json* v = field(*step, key);
+        if (!v || !v->is_boolean()) s = bad(where + "." + key, where + "." + key + " must be a boolean");
+        else side[k] = v->get<bool>();
+      }
       if (!s.ok()) return s;
-      at = 3;
+      if (side[0]) p.steps.push_back(Step::strip_left);
+      if (side[1]) p.steps.push_back(Step::strip_right);
     } else if (t == "Prepend") {
-      std::string prepend;
-      Status s = text_field(*step, "prepend", "", where, prepend);
+      s = known_keys(*step, {"prepend"}, where);
+      if (s.ok()) s = text_field(*step, "prepend", "", where, content);
       if (!s.ok()) return s;
-      // " " only with the Replace(" " -> "\u2581") after it (Helium's form).
-      if (prepend != kSpace && prepend != " ") return bad(where + ".prepend", where + ".prepend must be \"\xE2\x96\x81\" or \" \"");
-      p.prepend = prepend, at = 4;
+      // " " only with a Replace(" " -> "\u2581") after it (Helium's form).
+      if (content != kSpace && content != " ") return bad(where + ".prepend", where + ".prepend must be \"\xE2\x96\x81\" or \" \"");
+      if (!p.prepend.empty()) return bad(where, where + ": a second Prepend");
+      p.prepend = content;
+      p.steps.push_back(Step::prepend);
     } else {
-      return bad(where + ".type", where + " type \"" + t + "\" is not supported " + supported);
+      return bad(where + ".type", where + " type \"" + t + "\" is not supported here " + supported);
     }
-    if (at <= stage) return bad(where, where + " comes out of order " + std::string(supported));
-    stage = at;
   }
-  if (p.prepend == " " && !p.replace_spaces) return bad("normalizer", "normalizer: Prepend(\" \") needs the Replace(\" \" -> \"\xE2\x96\x81\") after it");
+  if (p.prepend == " " && std::find(std::find(p.steps.begin(), p.steps.end(), Step::prepend), p.steps.end(), Step::replace_spaces) == p.steps.end()) {
+    return bad("normalizer", "normalizer: Prepend(\" \") needs the Replace(\" \" -> \"\xE2\x96\x81\") after it");
+  }
   // Pre-tokenizer: the steps before Metaspace are the Tokenizer's text steps (`general`), except a
   // lone WhitespaceSplit (T5's and XLM-R's form), which the model's own pass runs; Metaspace last.
   steps.clear();
@@ -175,6 +185,8 @@ ATTNKIT_FOR_SIZE Status sentencepiece_steps(const json& j, std::string_view give
     if (s.ok()) s = text_field(*step, "prepend_scheme", prefix ? "always" : "never", where, scheme);
     if (s.ok()) s = flag(*step, "split", true, where, p.metaspace_split);
     if (!s.ok()) return s;
+    // As Hugging Face's reader: add_prefix_space false only with prepend_scheme "never".
+    if (!prefix && scheme != "never") return bad(where + ".add_prefix_space", where + ".add_prefix_space false contradicts prepend_scheme");
     if (replacement != kSpace) return bad(where + ".replacement", where + ".replacement must be \"\xE2\x96\x81\"");
     if (scheme != "always" && scheme != "first" && scheme != "never") {
       return bad(where + ".prepend_scheme", where + ".prepend_scheme must be \"always\", \"first\" or \"never\"");

@@ -431,6 +431,15 @@ std::string type_of(const json& j) {
   return t && t->is_string() ? t->get<std::string>() : std::string();
 }
 
+ATTNKIT_FOR_SIZE Status known_keys(const json& j, std::initializer_list<const char*> keys, const std::string& where) {
+  for (const auto& item : j.items()) {
+    bool known = item.key() == "type";
+    for (const char* k : keys) known = known || item.key() == k;
+    if (!known) return bad(where + "." + item.key(), where + ": unknown key \"" + item.key() + "\"");
+  }
+  return Status::success();
+}
+
 }  // namespace detail
 
 namespace {

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -59,6 +60,8 @@ Status text_field(const json& j, const char* key, const std::string& dflt, const
 Status int_field(const json& j, const char* key, int64_t dflt, int64_t lo, int64_t hi, const std::string& where,
                  int64_t& out);
 std::string type_of(const json& j);
+// A step's keys must be "type" and `keys` (a file's step with a key attnkit does not read is refused).
+Status known_keys(const json& j, std::initializer_list<const char*> keys, const std::string& where);
 Status token_id(const json& v, int64_t vocab_size, const std::string& where, int32_t& out);
 int64_t id_limit(std::size_t count);
 

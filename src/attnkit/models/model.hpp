@@ -38,6 +38,26 @@ enum class LmHead : int {
 
 constexpr int kMaxModelLayers = 4096;
 
+// A task head over the final states (Hugging Face's *ForSequenceClassification,
+// *ForTokenClassification, *ForQuestionAnswering): which rows it reads, an optional dense layer
+// with an activation, then the classifier [num_labels, dim].
+enum class TaskHead : int {
+  none = 0,
+  sequence = 1,  // one row per sequence -> logits [B, num_labels]
+  token = 2,     // every row -> [B, L, num_labels]
+  span = 3,      // every row -> [B, L, 2]: start and end logits (question answering)
+};
+enum class HeadPool : int {
+  first = 0,       // the first token (BERT's [CLS], RoBERTa's <s>)
+  last_token = 1,  // each row's last token that is not pad_token_id (decoders' `score`)
+};
+enum class HeadDense : int {
+  none = 0,
+  own = 1,     // its own dense [dim, dim] (DistilBERT's pre_classifier, RoBERTa's classifier.dense)
+  pooler = 2,  // BERT's pooler (ModelPart::pooler) is the dense
+};
+enum class HeadActivation : int { none = 0, tanh = 1, relu = 2, gelu = 3 };
+
 // ModelConfig as bindings/boundary.json declares it. Sizes travel as doubles (checked, named).
 struct ModelConfig {
   EmbeddingsConfig embeddings;
@@ -53,6 +73,13 @@ struct ModelConfig {
   Activation mlm_activation = Activation::gelu;
   double context_size = 0;           // the most positions a sequence (and the KV cache) may hold
   double window = 0;                 // causal models: a query sees the `window` keys up to itself (0 = all)
+  TaskHead task_head = TaskHead::none;
+  double num_labels = 0;             // the classifier's rows (2 for span)
+  HeadPool head_pool = HeadPool::first;
+  HeadDense head_dense = HeadDense::none;
+  HeadActivation head_activation = HeadActivation::none;
+  bool head_bias = true;             // the classifier's bias
+  double pad_token_id = -1;          // last_token pooling's padding id (-1: none, batch 1 only)
 };
 
 Status check_model_config(const ModelConfig& c);
@@ -62,8 +89,10 @@ Status check_model_config(const ModelConfig& c);
 //   final_norm: 0 weight, 1 bias [dim]; lm_head: 0 the [vocab, dim] table;
 //   mlm: 0 dense.weight [dim, dim], 1 dense.bias, 2 norm weight, 3 norm bias [dim], 4 bias [vocab]
 //        (LayerNorm(act(dense(x))) @ word.T + bias, BertForMaskedLM's cls.predictions);
-//   pooler: 0 dense.weight [dim, dim], 1 dense.bias [dim] (BertPooler: tanh(dense(h[:, 0]))).
-enum class ModelPart : int { embeddings = 0, layer = 1, final_norm = 2, lm_head = 3, mlm = 4, pooler = 5 };
+//   pooler: 0 dense.weight [dim, dim], 1 dense.bias [dim] (BertPooler: tanh(dense(h[:, 0])));
+//   task: 0 dense.weight [dim, dim], 1 dense.bias [dim] (HeadDense::own), 2 classifier.weight
+//         [num_labels, dim], 3 classifier.bias [num_labels].
+enum class ModelPart : int { embeddings = 0, layer = 1, final_norm = 2, lm_head = 3, mlm = 4, pooler = 5, task = 6 };
 
 enum class LogitsMode : int { none = 0, all = 1, last = 2 };
 enum class Pooling : int { none = 0, mean = 1, cls = 2, last = 3, pooler = 4 };
@@ -136,6 +165,7 @@ class Model : public HeapObject {
   Status prepare_cache_step(const Inputs& in);
   MultiHeadAttention::Inputs layer_inputs(const Inputs& in, const float* x, bool rope) const;
   Status logits(const Inputs& in, const float* x, float* y);
+  Status task_logits(const Inputs& in, const float* x, float* y);
   Status pool(float* out, const float* h, int B, int L, Pooling pooling, bool normalize, const int32_t* mask);
 
   ModelConfig config_;
@@ -145,7 +175,8 @@ class Model : public HeapObject {
   FloatBuffer final_;    // weight [D], bias [D]
   FloatBuffer mlm_;      // dense.weight [D*D], dense.bias, norm weight, norm bias [D], bias [V]
   FloatBuffer pooler_;   // weight [D*D], bias [D]
-  bool mlm_set_[5] = {}, pooler_set_[2] = {}, head_set_ = false;
+  FloatBuffer task_;     // dense weight [D*D], dense bias [D], classifier [N*D], bias [N]
+  bool mlm_set_[5] = {}, pooler_set_[2] = {}, task_set_[4] = {}, head_set_ = false;
   FloatBuffer work_;       // two hidden states taking turns (when they are not an output)
   FloatBuffer head_work_;  // the heads' and pooling's scratch
   // The cache's bookkeeping beside the layers' K and V: batch, length, mask.

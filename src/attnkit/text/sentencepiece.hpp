@@ -53,10 +53,13 @@ class SentencePiece : public HeapObject {
   // The same models as a Hugging Face tokenizer.json describes them (sentencepiece_json.cpp reads
   // the JSON): the steps around the model are Hugging Face's, not the library's. In order:
   struct Pipeline {
-    bool collapse_spaces = false;  // normalizer Replace(Regex " {2,}", " ")
-    bool strip_left = false, strip_right = false;  // normalizer Strip (Unicode whitespace)
-    std::string prepend;           // normalizer Prepend(s) on a non-empty text ("▁", or " " before Replace)
-    bool replace_spaces = false;   // normalizer Replace(" ", "▁")
+    // The normalizer's steps after those JavaScript runs (web/src/text/tokenizer.js's preNormalizer),
+    // in the file's order: Precompiled (the charsmap), Replace(Regex " {2,}" -> " " or "▁": a run
+    // of two or more spaces becomes one), Strip (Unicode whitespace, left and right), Prepend(s) on
+    // a non-empty text, Replace(" " -> "▁").
+    enum class Step : uint8_t { charsmap, collapse, collapse_meta, strip_left, strip_right, prepend, replace_spaces };
+    std::vector<Step> steps;
+    std::string prepend;           // Prepend's text ("▁", or " " before a Replace(" " -> "▁")); one Prepend
     bool whitespace_split = false; // pre_tokenizer WhitespaceSplit: words at Unicode whitespace
     // Any other pre_tokenizer steps before Metaspace (Gemma's Split(" "), Helium's Split("\n"),
     // Digits, Punctuation, ...): run by the Tokenizer that owns this model (its text steps).

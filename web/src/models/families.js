@@ -41,11 +41,18 @@ export const FAMILIES = {
     tiedDecoder: /^(cls\.predictions|lm_head)\.decoder\.(weight|bias)$/,
     // BertModel's pooler: tanh(dense(h[:, 0])).
     pooler: { 'pooler.dense.weight': 'weight', 'pooler.dense.bias': 'bias' },
+    // The task heads (config.json's architectures): top-level names -> the task part's weights.
+    // BertForSequenceClassification's dense is the pooler above.
+    heads: {
+      sequence: { 'classifier.weight': 'weight', 'classifier.bias': 'bias' },
+      token: { 'classifier.weight': 'weight', 'classifier.bias': 'bias' },
+      span: { 'qa_outputs.weight': 'weight', 'qa_outputs.bias': 'bias' },
+    },
     ignore: /^embeddings\.position_ids$|^embeddings\.token_type_ids$/,
     configKeys: {
       dim: 'hidden_size', numHeads: 'num_attention_heads', numKvHeads: 'num_attention_heads', headDim: 'head size',
       ffnDim: 'intermediate_size', vocabSize: 'vocab_size', maxPositions: 'max_position_embeddings',
-      typeVocabSize: 'type_vocab_size',
+      typeVocabSize: 'type_vocab_size', numLabels: 'num_labels (the entries of id2label)',
     },
   },
   gpt2: {
@@ -62,6 +69,7 @@ export const FAMILIES = {
       'mlp.c_proj.weight': 'linear2.weight', 'mlp.c_proj.bias': 'linear2.bias',
     },
     final: { 'ln_f.weight': 'weight', 'ln_f.bias': 'bias' },
+    heads: { sequence: { 'score.weight': 'weight' } },
     ignore: /^h\.\d+\.attn\.(bias|masked_bias)$/, // the causal-mask buffers of older checkpoints
     configKeys: {
       dim: 'n_embd', numHeads: 'n_head', numKvHeads: 'n_head', headDim: 'head size', ffnDim: 'n_inner',
@@ -86,6 +94,7 @@ export const FAMILIES = {
       'self_attn.q_norm.weight': 'qNorm', 'self_attn.k_norm.weight': 'kNorm',
     },
     final: { 'norm.weight': 'weight' },
+    heads: { sequence: { 'score.weight': 'weight' } },
     ignore: /^layers\.\d+\.self_attn\.rotary_emb\.inv_freq$/,
     configKeys: {
       dim: 'hidden_size', numHeads: 'num_attention_heads', numKvHeads: 'num_key_value_heads', headDim: 'head_dim',
@@ -119,14 +128,31 @@ FAMILIES.distilbert = {
     'vocab_layer_norm.weight': 'normWeight', 'vocab_layer_norm.bias': 'normBias', 'vocab_projector.bias': 'bias',
   },
   tiedDecoder: /^vocab_projector\.weight$/,
+  heads: {
+    sequence: {
+      'pre_classifier.weight': 'denseWeight', 'pre_classifier.bias': 'denseBias', 'classifier.weight': 'weight', 'classifier.bias': 'bias',
+    },
+    token: { 'classifier.weight': 'weight', 'classifier.bias': 'bias' },
+    span: { 'qa_outputs.weight': 'weight', 'qa_outputs.bias': 'bias' },
+  },
   ignore: /^embeddings\.position_ids$/,
   configKeys: {
     dim: 'dim', numHeads: 'n_heads', numKvHeads: 'n_heads', headDim: 'head size', ffnDim: 'hidden_dim',
-    vocabSize: 'vocab_size', maxPositions: 'max_position_embeddings',
+    vocabSize: 'vocab_size', maxPositions: 'max_position_embeddings', numLabels: 'num_labels (the entries of id2label)',
   },
 };
-FAMILIES.roberta = FAMILIES.bert;
-FAMILIES['xlm-roberta'] = FAMILIES.bert;
+// RoBERTa's sequence head: RobertaClassificationHead, out_proj(tanh(dense(h[:, 0]))).
+FAMILIES.roberta = {
+  ...FAMILIES.bert,
+  heads: {
+    ...FAMILIES.bert.heads,
+    sequence: {
+      'classifier.dense.weight': 'denseWeight', 'classifier.dense.bias': 'denseBias',
+      'classifier.out_proj.weight': 'weight', 'classifier.out_proj.bias': 'bias',
+    },
+  },
+};
+FAMILIES['xlm-roberta'] = FAMILIES.roberta;
 // Built like LLaMA: Qwen2 (q/k/v biases), Qwen3 (q_norm, k_norm), Mistral (a sliding window).
 FAMILIES.qwen2 = FAMILIES.llama;
 FAMILIES.qwen3 = FAMILIES.llama;

@@ -36,10 +36,11 @@ function modelFloats(spec) {
 
 // The parts of a Model whose weights it stores (ModelPart, src/attnkit/models/model.hpp), with
 // their weight names (index = the C++ weight number).
-const PART = { embeddings: 0, layer: 1, final: 2, lmHead: 3, mlm: 4, pooler: 5 };
+const PART = { embeddings: 0, layer: 1, final: 2, lmHead: 3, mlm: 4, pooler: 5, task: 6 };
 const PART_WEIGHTS = {
   embeddings: WEIGHTS.Embeddings, layer: WEIGHTS.EncoderLayer, final: ['weight', 'bias'], lmHead: ['word'],
   mlm: ['denseWeight', 'denseBias', 'normWeight', 'normBias', 'bias'], pooler: ['weight', 'bias'],
+  task: ['denseWeight', 'denseBias', 'weight', 'bias'],
 };
 const POOLING = ['mean', 'cls', 'last', 'pooler'];
 
@@ -99,6 +100,9 @@ export class Model extends OwnedHandle {
       // RoBERTa's lm_head applies gelu whatever hidden_act says; BERT's and DistilBERT's the config's.
       mlmActivation: spec.family === 'roberta' || spec.family === 'xlm-roberta' ? 'gelu' : lay.fields.activation,
       contextSize: spec.embeddings.maxPositions, window: spec.slidingWindow ?? 0,
+      taskHead: spec.head?.task ?? 'none', numLabels: spec.head?.numLabels ?? 0, headPool: spec.head?.pool ?? 'first',
+      headDense: spec.head?.dense ?? 'none', headActivation: spec.head?.activation ?? 'none', headBias: spec.head?.bias ?? true,
+      padTokenId: Number.isInteger(spec.padTokenId) ? spec.padTokenId : -1,
     });
     this._config = { ...att.config, ...lay.config };
     // Every float32 the model will hold, checked against the heap before the first is allocated.
@@ -114,6 +118,7 @@ export class Model extends OwnedHandle {
       lmHead: new PartWeights(this, 'lmHead', 0, { word: embeddingsShapes(emb.config).word }),
       mlm: new PartWeights(this, 'mlm', 0, {}),
       pooler: new PartWeights(this, 'pooler', 0, {}),
+      task: new PartWeights(this, 'task', 0, {}),
     };
     /** Tensors of the last setWeights that no part takes. */
     this.unusedWeights = [];
@@ -127,6 +132,18 @@ export class Model extends OwnedHandle {
 
   get _ak() {
     return this._heap;
+  }
+
+  /**
+   * What config.json says of the model's task: {modelType, architecture, numLabels, id2label,
+   * label2id} (id2label and label2id as the file has them, or null).
+   */
+  get config() {
+    const s = this.spec;
+    return {
+      modelType: s.family, architecture: s.architecture ?? null, numLabels: s.head?.numLabels ?? null,
+      id2label: s.id2label ?? null, label2id: s.label2id ?? null,
+    };
   }
 
   /** Layers of the model (config.json's num_hidden_layers / n_layer). */
@@ -268,7 +285,8 @@ export class Model extends OwnedHandle {
     }
     const f = this._family;
     const own = (table, key) => (Object.hasOwn(table, key) ? table[key] : undefined);
-    const emb = {}, final = {}, head = {}, mlm = {}, pooler = {}, layers = this._parts.layers.map(() => ({}));
+    const emb = {}, final = {}, head = {}, mlm = {}, pooler = {}, task = {}, layers = this._parts.layers.map(() => ({}));
+    const taskNames = this.spec.head ? f.heads?.[this.spec.head.task] ?? {} : {};
     const source = new Map(); // the part and our name -> the checkpoint's name, for messages
     const unused = [];
     const put = (target, ours, value, full, where) => {
@@ -300,10 +318,11 @@ export class Model extends OwnedHandle {
       } else if (name === 'lm_head.weight' && this.spec.lmHead === 'separate') put(head, 'word', value, full, 'lm_head');
       else if (f.mlm && own(f.mlm, name)) put(mlm, f.mlm[name], value, full, 'the masked-LM head');
       else if (f.pooler && own(f.pooler, name)) put(pooler, f.pooler[name], value, full, 'the pooler');
+      else if (own(taskNames, full) || own(taskNames, name)) put(task, taskNames[own(taskNames, full) ? full : name], value, full, 'the task head');
       else if (f.tiedDecoder?.test(name)) continue;
       else unused.push(full);
     }
-    const missing = this._missing(emb, layers, final);
+    const missing = this._missing(emb, layers, final) ?? this._missingHead(task, pooler, taskNames);
     if (missing) {
       throw new AttnkitError(`${fn}: the weights lack ${missing} (${Object.keys(tensors).length} tensors given)`, {
         code: 'ERR_INVALID_ARGUMENT', argument: missing,
@@ -318,7 +337,7 @@ export class Model extends OwnedHandle {
       } catch (e) {
         const full = source.get(`${where}/${e.argument}`);
         if (full && e instanceof AttnkitError) {
-          const text = e.message.replace(/^setWeights: \S+ /, '').replace(/\b(numKvHeads|numHeads|headDim|ffnDim|vocabSize|maxPositions|typeVocabSize|dim)\b/g, (k) => keys[k] ?? k);
+          const text = e.message.replace(/^setWeights: \S+ /, '').replace(/\b(numKvHeads|numHeads|headDim|ffnDim|vocabSize|maxPositions|typeVocabSize|numLabels|dim)\b/g, (k) => keys[k] ?? k);
           throw new AttnkitError(`${fn}: '${full}' ${text}`, { code: e.code, argument: full });
         }
         throw e;
@@ -337,9 +356,23 @@ export class Model extends OwnedHandle {
     if (head.word) plans.push(named('lm_head', p.lmHead, head));
     if (whole(mlm, PART_WEIGHTS.mlm, 'the masked-LM head')) plans.push(named('the masked-LM head', p.mlm, mlm));
     if (whole(pooler, PART_WEIGHTS.pooler, 'the pooler')) plans.push(named('the pooler', p.pooler, pooler));
+    if (this.spec.head) plans.push(named('the task head', p.task, task));
     for (const [part, plan] of plans) part._writeWeights(plan);
     this.unusedWeights = unused;
     return this;
+  }
+
+  // The task head's first missing tensor (config.json's architectures names the head), or null.
+  _missingHead(task, pooler, names) {
+    const h = this.spec.head;
+    if (!h) return null;
+    const name = (ours) => Object.keys(names).find((k) => names[k] === ours) ?? ours;
+    const need = ['weight', ...(h.bias ? ['bias'] : []), ...(h.dense === 'own' ? ['denseWeight', 'denseBias'] : [])];
+    for (const w of need) if (task[w] === undefined) return name(w);
+    if (h.dense === 'pooler') {
+      for (const w of ['weight', 'bias']) if (pooler[w] === undefined) return Object.keys(this._family.pooler).find((k) => this._family.pooler[k] === w);
+    }
+    return null;
   }
 
   // The first Hugging Face name the model needs and did not get, or null.
@@ -445,7 +478,18 @@ export class Model extends OwnedHandle {
       result.attentions = Array.from({ length: this.numLayers }, (_, i) =>
         new Tensor('float32', out[2].subarray(i * n, (i + 1) * n), [B, H, L, T]));
     }
-    if (logits) result.logits = new Tensor('float32', out[3], lastTokenOnly ? [B, V] : [B, L, V]);
+    const h = this.spec.head;
+    if (logits && h?.task === 'span') {
+      // Question answering: qa_outputs' two columns, start and end.
+      const start = new Float32Array(B * L), end = new Float32Array(B * L);
+      for (let i = 0; i < B * L; i++) start[i] = out[3][2 * i], end[i] = out[3][2 * i + 1];
+      result.startLogits = new Tensor('float32', start, [B, L]);
+      result.endLogits = new Tensor('float32', end, [B, L]);
+    } else if (logits && h) {
+      result.logits = new Tensor('float32', out[3], h.task === 'sequence' ? [B, h.numLabels] : [B, L, h.numLabels]);
+    } else if (logits) {
+      result.logits = new Tensor('float32', out[3], lastTokenOnly ? [B, V] : [B, L, V]);
+    }
     if (pooling !== undefined) result.pooled = new Tensor('float32', out[4], [B, D]);
     return result;
   }
@@ -480,6 +524,13 @@ export class Model extends OwnedHandle {
 
   _checkHead(fn, argument) {
     const has = (part) => this._ak._m._modelHasHead(this._handle, PART[part]) === 1;
+    if (this.spec.head) {
+      if (argument === 'generate') {
+        throw new AttnkitError(`${fn}: this is a ${this.spec.architecture} (a ${this.spec.head.task}-classification head); ` +
+          'generate needs a causal language model', { code: 'ERR_INVALID_ARGUMENT', argument: 'model' });
+      }
+      return;
+    }
     if (this._family.mlm) {
       if (!has('mlm')) {
         throw new AttnkitError(`${fn}: ${argument}: the weights have no masked-LM head (BertForMaskedLM's cls.predictions.* or ` +

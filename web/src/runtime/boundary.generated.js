@@ -17,6 +17,10 @@ export const ENUMS = Object.freeze({
   LmHead: Object.freeze(["none","tied","separate"]),
   LogitsMode: Object.freeze(["none","all","last"]),
   Pooling: Object.freeze(["none","mean","cls","last","pooler"]),
+  TaskHead: Object.freeze(["none","sequence","token","span"]),
+  HeadPool: Object.freeze(["first","lastToken"]),
+  HeadDense: Object.freeze(["none","own","pooler"]),
+  HeadActivation: Object.freeze(["none","tanh","relu","gelu"]),
 });
 
 /** Each module's weight names, index = the C++ weight number. */
@@ -141,11 +145,11 @@ export function writeEmbeddingsConfig(o, out = new Float64Array(11), at = 0) {
   return out;
 }
 
-export const MODEL_CONFIG_SIZE = 57;
+export const MODEL_CONFIG_SIZE = 64;
 
-/** ModelConfig (embeddings, layer, numLayers, causal, positionIds, layerScale, finalNorm, finalEps, lmHead, mlmHead, mlmActivation, contextSize, window) into out[at..at + 57). */
-export function writeModelConfig(o, out = new Float64Array(57), at = 0) {
-  fields('ModelConfig', o, ["embeddings","layer","numLayers","causal","positionIds","layerScale","finalNorm","finalEps","lmHead","mlmHead","mlmActivation","contextSize","window"]);
+/** ModelConfig (embeddings, layer, numLayers, causal, positionIds, layerScale, finalNorm, finalEps, lmHead, mlmHead, mlmActivation, contextSize, window, taskHead, numLabels, headPool, headDense, headActivation, headBias, padTokenId) into out[at..at + 64). */
+export function writeModelConfig(o, out = new Float64Array(64), at = 0) {
+  fields('ModelConfig', o, ["embeddings","layer","numLayers","causal","positionIds","layerScale","finalNorm","finalEps","lmHead","mlmHead","mlmActivation","contextSize","window","taskHead","numLabels","headPool","headDense","headActivation","headBias","padTokenId"]);
   writeEmbeddingsConfig(o.embeddings, out, at + 0);
   writeEncoderLayerConfig(o.layer, out, at + 11);
   out[at + 46] = o.numLayers;
@@ -159,6 +163,13 @@ export function writeModelConfig(o, out = new Float64Array(57), at = 0) {
   out[at + 54] = index('ModelConfig.mlmActivation', ENUMS.Activation, o.mlmActivation);
   out[at + 55] = o.contextSize;
   out[at + 56] = o.window;
+  out[at + 57] = index('ModelConfig.taskHead', ENUMS.TaskHead, o.taskHead);
+  out[at + 58] = o.numLabels;
+  out[at + 59] = index('ModelConfig.headPool', ENUMS.HeadPool, o.headPool);
+  out[at + 60] = index('ModelConfig.headDense', ENUMS.HeadDense, o.headDense);
+  out[at + 61] = index('ModelConfig.headActivation', ENUMS.HeadActivation, o.headActivation);
+  out[at + 62] = o.headBias ? 1 : 0;
+  out[at + 63] = o.padTokenId;
   return out;
 }
 
