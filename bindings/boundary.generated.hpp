@@ -160,8 +160,8 @@ inline MultiHeadAttentionConfig read_MultiHeadAttentionConfig(const double* p) {
   return c;
 }
 
-constexpr std::size_t kLayerSettingsSize = 7;  // doubles on the wire
-static_assert(field_count<LayerSettings>() == 7,
+constexpr std::size_t kLayerSettingsSize = 8;  // doubles on the wire
+static_assert(field_count<LayerSettings>() == 8,
               "LayerSettings has a field that bindings/boundary.json's LayerSettings does not declare, or lacks one");
 inline LayerSettings read_LayerSettings(const double* p) {
   LayerSettings c;
@@ -172,10 +172,11 @@ inline LayerSettings read_LayerSettings(const double* p) {
   c.eps = static_cast<decltype(c.eps)>(p[4]);  // eps
   c.ffn_bias = p[5] != 0;  // ffnBias
   c.ffn_gated = p[6] != 0;  // ffnGated
+  c.parallel = p[7] != 0;  // parallel
   return c;
 }
 
-constexpr std::size_t kEncoderLayerConfigSize = 35;  // doubles on the wire
+constexpr std::size_t kEncoderLayerConfigSize = 36;  // doubles on the wire
 static_assert(field_count<EncoderLayerConfig>() == 2,
               "EncoderLayerConfig has a field that bindings/boundary.json's EncoderLayerConfig does not declare, or lacks one");
 inline EncoderLayerConfig read_EncoderLayerConfig(const double* p) {
@@ -185,7 +186,7 @@ inline EncoderLayerConfig read_EncoderLayerConfig(const double* p) {
   return c;
 }
 
-constexpr std::size_t kDecoderLayerConfigSize = 63;  // doubles on the wire
+constexpr std::size_t kDecoderLayerConfigSize = 64;  // doubles on the wire
 static_assert(field_count<DecoderLayerConfig>() == 3,
               "DecoderLayerConfig has a field that bindings/boundary.json's DecoderLayerConfig does not declare, or lacks one");
 inline DecoderLayerConfig read_DecoderLayerConfig(const double* p) {
@@ -215,31 +216,31 @@ inline EmbeddingsConfig read_EmbeddingsConfig(const double* p) {
   return c;
 }
 
-constexpr std::size_t kModelConfigSize = 64;  // doubles on the wire
+constexpr std::size_t kModelConfigSize = 65;  // doubles on the wire
 static_assert(field_count<ModelConfig>() == 20,
               "ModelConfig has a field that bindings/boundary.json's ModelConfig does not declare, or lacks one");
 inline ModelConfig read_ModelConfig(const double* p) {
   ModelConfig c;
   c.embeddings = read_EmbeddingsConfig(p + 0);  // embeddings
   c.layer = read_EncoderLayerConfig(p + 11);  // layer
-  c.num_layers = static_cast<decltype(c.num_layers)>(p[46]);  // numLayers
-  c.causal = p[47] != 0;  // causal
-  c.position_ids = static_cast<PositionIdsRule>(static_cast<int>(p[48]));  // positionIds
-  c.layer_scale = static_cast<LayerScaleRule>(static_cast<int>(p[49]));  // layerScale
-  c.final_norm = static_cast<NormKind>(static_cast<int>(p[50]));  // finalNorm
-  c.final_eps = static_cast<decltype(c.final_eps)>(p[51]);  // finalEps
-  c.lm_head = static_cast<LmHead>(static_cast<int>(p[52]));  // lmHead
-  c.mlm_head = p[53] != 0;  // mlmHead
-  c.mlm_activation = static_cast<Activation>(static_cast<int>(p[54]));  // mlmActivation
-  c.context_size = static_cast<decltype(c.context_size)>(p[55]);  // contextSize
-  c.window = static_cast<decltype(c.window)>(p[56]);  // window
-  c.task_head = static_cast<TaskHead>(static_cast<int>(p[57]));  // taskHead
-  c.num_labels = static_cast<decltype(c.num_labels)>(p[58]);  // numLabels
-  c.head_pool = static_cast<HeadPool>(static_cast<int>(p[59]));  // headPool
-  c.head_dense = static_cast<HeadDense>(static_cast<int>(p[60]));  // headDense
-  c.head_activation = static_cast<HeadActivation>(static_cast<int>(p[61]));  // headActivation
-  c.head_bias = p[62] != 0;  // headBias
-  c.pad_token_id = static_cast<decltype(c.pad_token_id)>(p[63]);  // padTokenId
+  c.num_layers = static_cast<decltype(c.num_layers)>(p[47]);  // numLayers
+  c.causal = p[48] != 0;  // causal
+  c.position_ids = static_cast<PositionIdsRule>(static_cast<int>(p[49]));  // positionIds
+  c.layer_scale = static_cast<LayerScaleRule>(static_cast<int>(p[50]));  // layerScale
+  c.final_norm = static_cast<NormKind>(static_cast<int>(p[51]));  // finalNorm
+  c.final_eps = static_cast<decltype(c.final_eps)>(p[52]);  // finalEps
+  c.lm_head = static_cast<LmHead>(static_cast<int>(p[53]));  // lmHead
+  c.mlm_head = p[54] != 0;  // mlmHead
+  c.mlm_activation = static_cast<Activation>(static_cast<int>(p[55]));  // mlmActivation
+  c.context_size = static_cast<decltype(c.context_size)>(p[56]);  // contextSize
+  c.window = static_cast<decltype(c.window)>(p[57]);  // window
+  c.task_head = static_cast<TaskHead>(static_cast<int>(p[58]));  // taskHead
+  c.num_labels = static_cast<decltype(c.num_labels)>(p[59]);  // numLabels
+  c.head_pool = static_cast<HeadPool>(static_cast<int>(p[60]));  // headPool
+  c.head_dense = static_cast<HeadDense>(static_cast<int>(p[61]));  // headDense
+  c.head_activation = static_cast<HeadActivation>(static_cast<int>(p[62]));  // headActivation
+  c.head_bias = p[63] != 0;  // headBias
+  c.pad_token_id = static_cast<decltype(c.pad_token_id)>(p[64]);  // padTokenId
   return c;
 }
 

@@ -32,7 +32,9 @@ const std::set<std::string>& ignorable() {
       "summary_first_dropout", "reorder_and_upcast_attn", "pretraining_tp", "gradient_checkpointing",
       "directionality", "pooler_fc_size", "pooler_num_attention_heads", "pooler_num_fc_layers", "pooler_size_per_head",
       "pooler_type", "n_ctx", "model_type", "dropout", "qa_dropout", "seq_classif_dropout", "tie_weights_",
-      "max_window_layers"};
+      "max_window_layers", "hidden_dropout", "attention_softmax_in_fp32", "bias_dropout_fusion",
+      "masked_softmax_fusion", "offset_alibi", "skip_bias_add", "skip_bias_add_qkv", "slow_but_exact", "unk_token_id",
+      "n_inner", "auto_map"};
   return keys;
 }
 
@@ -308,6 +310,88 @@ Status gpt2(Reader& r, json& spec) {
   return s;
 }
 
+// GPT-NeoX (Pythia): pre-LayerNorm layers with a parallel residual (use_parallel_residual), rotary
+// on the first rotary_pct of each head's dims, a fused per-head query_key_value, biases on every
+// projection, and an untied embed_out head.
+Status gpt_neox(Reader& r, const json& j, json& spec) {
+  double vocab, dim, layers, heads, ffn, positions, eps, base, pct;
+  Status s = r.size({"vocab_size"}, vocab);
+  if (s.ok()) s = r.size({"hidden_size"}, dim);
+  if (s.ok()) s = r.size({"num_hidden_layers"}, layers, 1, 1024);
+  if (s.ok()) s = r.size({"num_attention_heads"}, heads, 1, 4096);
+  if (s.ok()) s = r.size({"intermediate_size"}, ffn);
+  if (s.ok()) s = r.optional_integer("max_position_embeddings", positions, 2048, 1);
+  if (s.ok()) s = r.number("layer_norm_eps", eps, 1e-5, 0, 1);
+  if (s.ok()) s = r.number("rotary_emb_base", base, 10000, 1.0000001, 1e30);
+  if (s.ok() && r.has("rope_theta")) s = r.number("rope_theta", base, 10000, 1.0000001, 1e30);
+  if (s.ok()) s = r.number("rotary_pct", pct, 0.25, 0, 1);
+  if (s.ok() && r.has("partial_rotary_factor")) s = r.number("partial_rotary_factor", pct, 0.25, 0, 1);
+  bool parallel = true, bias = true;
+  std::string act;
+  if (s.ok()) s = r.boolean("use_parallel_residual", parallel, true);
+  if (s.ok()) s = r.boolean("attention_bias", bias, true);
+  if (s.ok()) s = r.string("hidden_act", act, "gelu");
+  if (s.ok()) s = activation_name("hidden_act", act, act);
+  if (!s.ok()) return s;
+  if (std::fmod(dim, heads) != 0) {
+    return bad("num_attention_heads", "hidden_size (" + show_number(dim) + ") must be divisible by num_attention_heads (" +
+                                          show_number(heads) + ")");
+  }
+  const double head_dim = dim / heads, rotary_dim = std::floor(head_dim * pct);
+  if (rotary_dim < 2 || std::fmod(rotary_dim, 2) != 0) {
+    return bad("rotary_pct", "the rotary dims (head size " + show_number(head_dim) + " * rotary_pct = " +
+                                 show_number(rotary_dim) + ") must be even and at least 2");
+  }
+  json rotary = {{"base", base}, {"layout", "half"}, {"rotaryDim", rotary_dim}}, scaling, unknown = json::array();
+  r.has("rope_scaling");
+  if (j.contains("rope_scaling")) {
+    s = rope_scaling(j["rope_scaling"], positions, scaling, unknown);
+    if (!s.ok()) return s;
+    if (!scaling.is_null()) rotary["scaling"] = scaling;
+  }
+  spec["numLayers"] = layers;
+  spec["embeddings"] = {{"vocabSize", vocab}, {"dim", dim}, {"maxPositions", positions}, {"typeVocabSize", 0},
+                        {"positional", "none"}, {"norm", "none"}};
+  spec["positionIds"] = "arange";
+  spec["layer"] = {{"dim", dim}, {"numHeads", heads}, {"numKvHeads", heads}, {"headDim", head_dim}, {"ffnDim", ffn},
+                   {"activation", act}, {"normPlacement", "pre"}, {"norm", "layernorm"}, {"eps", eps}, {"bias", bias},
+                   {"outBias", bias}, {"ffnBias", true}, {"ffnGated", false}, {"weightLayout", "outIn"},
+                   {"positional", "rotary"}, {"rotary", rotary}, {"causal", true}, {"parallel", parallel}};
+  spec["finalNorm"] = {{"norm", "layernorm"}, {"eps", eps}};
+  spec["ropeScalingUnknown"] = unknown;
+  return s;
+}
+
+// BLOOM: ALiBi instead of positions, a LayerNorm on the embeddings, pre-LayerNorm layers with a
+// fused per-head query_key_value, an MLP of 4 x hidden with BLOOM's tanh gelu, the head tied.
+Status bloom(Reader& r, json& spec) {
+  double vocab, dim, layers, heads, eps;
+  Status s = r.size({"vocab_size"}, vocab);
+  if (s.ok()) s = r.size({"hidden_size", "n_embed"}, dim);
+  if (s.ok()) s = r.size({"n_layer", "num_hidden_layers"}, layers, 1, 1024);
+  if (s.ok()) s = r.size({"n_head", "num_attention_heads"}, heads, 1, 4096);
+  if (s.ok()) s = r.number("layer_norm_epsilon", eps, 1e-5, 0, 1);
+  if (s.ok()) s = r.require("apply_residual_connection_post_layernorm", false, "the residual is taken before the LayerNorm");
+  double tp = 1;
+  if (s.ok()) s = r.optional_integer("pretraining_tp", tp, 1, 1);  // slices the dense layers: the same math
+  if (!s.ok()) return s;
+  if (std::fmod(dim, heads) != 0) {
+    return bad("n_head", "hidden_size (" + show_number(dim) + ") must be divisible by n_head (" + show_number(heads) + ")");
+  }
+  // ALiBi has no table of positions; the KV cache and generation are bounded by this context.
+  const double positions = 2048;
+  spec["numLayers"] = layers;
+  spec["embeddings"] = {{"vocabSize", vocab}, {"dim", dim}, {"maxPositions", positions}, {"typeVocabSize", 0},
+                        {"positional", "none"}, {"norm", "layernorm"}, {"eps", eps}};
+  spec["positionIds"] = "arange";
+  spec["layer"] = {{"dim", dim}, {"numHeads", heads}, {"numKvHeads", heads}, {"headDim", dim / heads}, {"ffnDim", 4 * dim},
+                   {"activation", "gelu_tanh"}, {"normPlacement", "pre"}, {"norm", "layernorm"}, {"eps", eps},
+                   {"bias", true}, {"outBias", true}, {"ffnBias", true}, {"ffnGated", false}, {"weightLayout", "outIn"},
+                   {"positional", "alibi"}, {"causal", true}};
+  spec["finalNorm"] = {{"norm", "layernorm"}, {"eps", eps}};
+  return s;
+}
+
 // LLaMA and the families built like it: Qwen2 (q/k/v biases), Mistral (a sliding window on every
 // layer), Qwen3 (RMSNorm of each head's queries and keys before RoPE, head_dim 128 by default).
 Status llama(Reader& r, const json& j, const std::string& family, json& spec) {
@@ -447,7 +531,8 @@ Status task_head(Reader& r, const json& j, const std::string& family, json& spec
   return s;
 }
 
-constexpr const char* kSupported = "bert, roberta, xlm-roberta, distilbert, gpt2, llama, qwen2, qwen3, mistral";
+constexpr const char* kSupported =
+    "bert, roberta, xlm-roberta, distilbert, gpt2, gpt_neox, bloom, llama, qwen2, qwen3, mistral";
 
 Status model_spec_from_config(const char* text, std::size_t length, std::string& out) {
   if (length > kMaxConfigBytes) {
@@ -470,6 +555,8 @@ Status model_spec_from_config(const char* text, std::size_t length, std::string&
   if (family == "bert" || family == "roberta" || family == "xlm-roberta") s = bert_like(r, j, family != "bert", spec);
   else if (family == "distilbert") s = distilbert(r, spec);
   else if (family == "gpt2") s = gpt2(r, spec);
+  else if (family == "gpt_neox") s = gpt_neox(r, j, spec);
+  else if (family == "bloom") s = bloom(r, spec);
   else if (family == "llama" || family == "qwen2" || family == "qwen3" || family == "mistral") s = llama(r, j, family, spec);
   else return bad("model_type", "model_type \"" + family + "\" is not supported (supported: " + kSupported + ")");
   if (s.ok()) s = task_head(r, j, family, spec);
@@ -477,7 +564,7 @@ Status model_spec_from_config(const char* text, std::size_t length, std::string&
   // [vocab, dim] lm_head.weight (LLaMA's default). BERT and RoBERTa have none here yet.
   if (s.ok() && !encoder) {
     bool tie = false;
-    s = r.boolean("tie_word_embeddings", tie, family == "gpt2");
+    s = r.boolean("tie_word_embeddings", tie, family == "gpt2" || family == "bloom");
     spec["lmHead"] = tie ? "tied" : "separate";
   } else {
     spec["lmHead"] = nullptr;

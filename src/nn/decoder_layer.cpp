@@ -17,6 +17,9 @@ Status check_decoder_layer_config(const DecoderLayerConfig& c) {
                          "RoPE and ALiBi apply to the self-attention; the cross-attention takes positional 'none'");
   }
   if (s.ok()) s = check_multi_head_attention_config(c.cross_attention);
+  if (s.ok() && c.layer.parallel) {
+    return Status::error(Code::invalid_argument, "parallel", "a decoder layer with cross-attention has no parallel residual");
+  }
   return s.ok() ? check_layer_settings(c.layer, c.self_attention.dim) : s;
 }
 

@@ -13,6 +13,9 @@ Status check_layer_settings(const LayerSettings& l, double dim) {
   const int place = static_cast<int>(l.placement), norm = static_cast<int>(l.norm);
   if (place < 0 || place > 2) return Status::error(Code::invalid_argument, "normPlacement", "normPlacement must be 'post', 'pre' or 'sandwich'");
   if (norm < 1 || norm > 2) return Status::error(Code::invalid_argument, "norm", "norm must be 'layernorm' or 'rmsnorm'");
+  if (l.parallel && l.placement != NormPlacement::pre) {
+    return Status::error(Code::invalid_argument, "parallel", "a parallel residual takes normPlacement 'pre'");
+  }
   return check_norm(0, dim, l.eps);
 }
 
@@ -72,6 +75,22 @@ Status EncoderLayer::run(float* out, float* weights, const MultiHeadAttention::I
   float* a = h + rows * D;
   std::copy(in.query, in.query + rows * D, out);
   const NormPlacement p = config_.layer.placement;
+  if (config_.layer.parallel) {
+    // GPT-NeoX: both sub-layers read the layer's input; out = (ffn(norm2(x)) + attn(norm1(x))) + x.
+    if (!scratch_.reserve(3 * rows * D)) return Status::error(Code::out_of_memory, "x", "could not allocate the layer's scratch");
+    h = scratch_.data(), a = h + rows * D;
+    float* f = a + rows * D;
+    MultiHeadAttention::Inputs ai = in;
+    norms_.apply(h, in.query, rows, 0);
+    ai.query = h;
+    Status s = attention_->run(a, weights, ai);
+    if (!s.ok()) return s;
+    norms_.apply(h, in.query, rows, 1);
+    s = ffn_.run(f, h, rows);
+    if (!s.ok()) return s;
+    for (std::size_t i = 0; i < rows * D; ++i) out[i] = (f[i] + a[i]) + in.query[i];
+    return s;
+  }
   Status s = residual(out, rows, D, p, norms_, 0, 2, h, a, [&](float* o, const float* x) {
     MultiHeadAttention::Inputs ai = in;
     ai.query = x;

@@ -22,6 +22,7 @@ struct LayerSettings {
   double eps = 1e-5;
   bool ffn_bias = true;
   bool ffn_gated = false;              // LLaMA's MLP: linear2(act(gate(x)) * linear1(x))
+  bool parallel = false;               // GPT-NeoX's parallel residual: x + attn(norm1(x)) + ffn(norm2(x)) (pre-norm)
 };
 
 Status check_layer_settings(const LayerSettings& s, double dim);

@@ -53,8 +53,8 @@ struct block4x2 {
   void madd(const float* w, const bf& v0, const bf& v1) {
     for (int r = 0; r < kMR; ++r) {
       const bf x = bf::load_aligned(w + r * kN);
-      a[r][0] = xsimd::fma(x, v0, a[r][0]);
-      a[r][1] = xsimd::fma(x, v1, a[r][1]);
+      a[r][0] = attnkit::madd(x, v0, a[r][0]);
+      a[r][1] = attnkit::madd(x, v1, a[r][1]);
     }
   }
   void zero() {
@@ -111,8 +111,8 @@ struct pv_tile {
       const float* p = pb;
       for (int j = 0; j < n; ++j, vj += vstride, p += kMR * kN) {
         const bf x = bf::load_unaligned(vj);
-        a0 = xsimd::fma(bf::load_aligned(p), x, a0); a1 = xsimd::fma(bf::load_aligned(p + kN), x, a1);
-        a2 = xsimd::fma(bf::load_aligned(p + 2 * kN), x, a2); a3 = xsimd::fma(bf::load_aligned(p + 3 * kN), x, a3);
+        a0 = attnkit::madd(bf::load_aligned(p), x, a0); a1 = attnkit::madd(bf::load_aligned(p + kN), x, a1);
+        a2 = attnkit::madd(bf::load_aligned(p + 2 * kN), x, a2); a3 = attnkit::madd(bf::load_aligned(p + 3 * kN), x, a3);
       }
       a0.store_unaligned(o0 + c); a1.store_unaligned(o1 + c);
       a2.store_unaligned(o2 + c); a3.store_unaligned(o3 + c);

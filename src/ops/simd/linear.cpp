@@ -39,7 +39,7 @@ struct dot_block {
       for (int c = 0; c < NR; ++c) wv[c] = b::load_unaligned(w + static_cast<std::size_t>(c) * in + i);
       for (int r = 0; r < MR; ++r) {
         const b xv = b::load_unaligned(x + static_cast<std::size_t>(r) * in + i);
-        for (int c = 0; c < NR; ++c) acc[r][c] = xsimd::fma(xv, wv[c], acc[r][c]);
+        for (int c = 0; c < NR; ++c) acc[r][c] = madd(xv, wv[c], acc[r][c]);
       }
     }
     for (int r = 0; r < MR; ++r)
@@ -74,12 +74,12 @@ struct dot_row {
       b a0(0.f), a1(0.f), a2(0.f), a3(0.f);
       int i = 0;
       for (; i + 4 * N <= in; i += 4 * N) {
-        a0 = xsimd::fma(b::load_unaligned(r + i), b::load_unaligned(x + i), a0);
-        a1 = xsimd::fma(b::load_unaligned(r + i + N), b::load_unaligned(x + i + N), a1);
-        a2 = xsimd::fma(b::load_unaligned(r + i + 2 * N), b::load_unaligned(x + i + 2 * N), a2);
-        a3 = xsimd::fma(b::load_unaligned(r + i + 3 * N), b::load_unaligned(x + i + 3 * N), a3);
+        a0 = madd(b::load_unaligned(r + i), b::load_unaligned(x + i), a0);
+        a1 = madd(b::load_unaligned(r + i + N), b::load_unaligned(x + i + N), a1);
+        a2 = madd(b::load_unaligned(r + i + 2 * N), b::load_unaligned(x + i + 2 * N), a2);
+        a3 = madd(b::load_unaligned(r + i + 3 * N), b::load_unaligned(x + i + 3 * N), a3);
       }
-      for (; i + N <= in; i += N) a0 = xsimd::fma(b::load_unaligned(r + i), b::load_unaligned(x + i), a0);
+      for (; i + N <= in; i += N) a0 = madd(b::load_unaligned(r + i), b::load_unaligned(x + i), a0);
       float s = xsimd::hadd((a0 + a1) + (a2 + a3));
       for (; i < in; ++i) s += r[i] * x[i];
       y[o] = s + (bias ? bias[o] : 0.f);
@@ -119,7 +119,7 @@ struct axpy_block {
       for (int c = 0; c < NV; ++c) wv[c] = b::load_unaligned(w + static_cast<std::size_t>(i) * out + c * N);
       for (int r = 0; r < MR; ++r) {
         const b xb(x[static_cast<std::size_t>(r) * in + i]);
-        for (int c = 0; c < NV; ++c) acc[r][c] = xsimd::fma(xb, wv[c], acc[r][c]);
+        for (int c = 0; c < NV; ++c) acc[r][c] = madd(xb, wv[c], acc[r][c]);
       }
     }
     for (int r = 0; r < MR; ++r)
@@ -164,10 +164,10 @@ void axpy_row(float* y, const float* x, int in, int out, const float* w, const f
     int o = o_begin;
     for (; o < vend; o += N) {
       b acc = b::load_unaligned(y + o);
-      acc = xsimd::fma(x0, b::load_unaligned(w0 + o), acc);
-      acc = xsimd::fma(x1, b::load_unaligned(w1 + o), acc);
-      acc = xsimd::fma(x2, b::load_unaligned(w2 + o), acc);
-      acc = xsimd::fma(x3, b::load_unaligned(w3 + o), acc);
+      acc = madd(x0, b::load_unaligned(w0 + o), acc);
+      acc = madd(x1, b::load_unaligned(w1 + o), acc);
+      acc = madd(x2, b::load_unaligned(w2 + o), acc);
+      acc = madd(x3, b::load_unaligned(w3 + o), acc);
       acc.store_unaligned(y + o);
     }
     for (; o < o_end; ++o) {
@@ -183,7 +183,7 @@ void axpy_row(float* y, const float* x, int in, int out, const float* w, const f
     const float* wi = w + static_cast<std::size_t>(i) * out;
     const b xi(x[i]);
     int o = o_begin;
-    for (; o < vend; o += N) xsimd::fma(xi, b::load_unaligned(wi + o), b::load_unaligned(y + o)).store_unaligned(y + o);
+    for (; o < vend; o += N) madd(xi, b::load_unaligned(wi + o), b::load_unaligned(y + o)).store_unaligned(y + o);
     for (; o < o_end; ++o) y[o] += x[i] * wi[o];
   }
 }

@@ -102,6 +102,85 @@ export const FAMILIES = {
     },
   },
 };
+// A fused tensor, split at load (its checkpoint name -> our names):
+//   perHead: rows [heads, 3, headDim] -> q, k, v of [heads * headDim] rows each (GPT-NeoX's and
+//   BLOOM's query_key_value: each head's q, k and v side by side);
+//   halves: rows [2, n] -> the first n rows and the last n (Phi-3's gate_up_proj: gate then up).
+const perHead = (...into) => ({ split: 'perHead', into });
+const halves = (...into) => ({ split: 'halves', into });
+
+// GPT-NeoX (Pythia): a parallel residual, rotary on part of each head, embed_out as the head.
+FAMILIES.gpt_neox = {
+  prefixes: ['gpt_neox.'],
+  embeddings: { 'embed_in.weight': 'word' },
+  layer: /^layers\.(\d+)\.(.+)$/,
+  layerPrefix: 'layers.',
+  layerWeights: {
+    'input_layernorm.weight': 'norm1.weight', 'input_layernorm.bias': 'norm1.bias',
+    'post_attention_layernorm.weight': 'norm2.weight', 'post_attention_layernorm.bias': 'norm2.bias',
+    'attention.query_key_value.weight': perHead('qWeight', 'kWeight', 'vWeight'),
+    'attention.query_key_value.bias': perHead('qBias', 'kBias', 'vBias'),
+    'attention.dense.weight': 'outWeight', 'attention.dense.bias': 'outBias',
+    'mlp.dense_h_to_4h.weight': 'linear1.weight', 'mlp.dense_h_to_4h.bias': 'linear1.bias',
+    'mlp.dense_4h_to_h.weight': 'linear2.weight', 'mlp.dense_4h_to_h.bias': 'linear2.bias',
+  },
+  final: { 'final_layer_norm.weight': 'weight', 'final_layer_norm.bias': 'bias' },
+  lmHead: 'embed_out.weight',
+  heads: { sequence: { 'score.weight': 'weight' } },
+  ignore: /^layers\.\d+\.attention\.(bias|masked_bias|rotary_emb\.inv_freq)$/,
+  configKeys: {
+    dim: 'hidden_size', numHeads: 'num_attention_heads', numKvHeads: 'num_attention_heads', headDim: 'head size',
+    ffnDim: 'intermediate_size', vocabSize: 'vocab_size', maxPositions: 'max_position_embeddings',
+  },
+};
+
+// BLOOM: ALiBi, a LayerNorm on the embeddings, the head tied to the word table.
+FAMILIES.bloom = {
+  prefixes: ['transformer.'],
+  embeddings: {
+    'word_embeddings.weight': 'word', 'word_embeddings_layernorm.weight': 'normWeight',
+    'word_embeddings_layernorm.bias': 'normBias',
+  },
+  layer: /^h\.(\d+)\.(.+)$/,
+  layerPrefix: 'h.',
+  layerWeights: {
+    'input_layernorm.weight': 'norm1.weight', 'input_layernorm.bias': 'norm1.bias',
+    'post_attention_layernorm.weight': 'norm2.weight', 'post_attention_layernorm.bias': 'norm2.bias',
+    'self_attention.query_key_value.weight': perHead('qWeight', 'kWeight', 'vWeight'),
+    'self_attention.query_key_value.bias': perHead('qBias', 'kBias', 'vBias'),
+    'self_attention.dense.weight': 'outWeight', 'self_attention.dense.bias': 'outBias',
+    'mlp.dense_h_to_4h.weight': 'linear1.weight', 'mlp.dense_h_to_4h.bias': 'linear1.bias',
+    'mlp.dense_4h_to_h.weight': 'linear2.weight', 'mlp.dense_4h_to_h.bias': 'linear2.bias',
+  },
+  final: { 'ln_f.weight': 'weight', 'ln_f.bias': 'bias' },
+  heads: { sequence: { 'score.weight': 'weight' } },
+  ignore: /^$/,
+  configKeys: {
+    dim: 'hidden_size', numHeads: 'n_head', numKvHeads: 'n_head', headDim: 'head size', ffnDim: '4 * hidden_size',
+    vocabSize: 'vocab_size', maxPositions: 'the context (2048)',
+  },
+};
+
+/**
+ * A fused tensor's parts: rule {split, into} of a layer's weight table, the tensor (Float32Array
+ * data and dims) -> [[our name, Float32Array], ...]; null when its size does not split evenly.
+ */
+export function splitFused(rule, data, heads) {
+  const n = data.length;
+  if (rule.split === 'halves') {
+    if (n % 2) return null;
+    return [[rule.into[0], data.slice(0, n / 2)], [rule.into[1], data.slice(n / 2)]];
+  }
+  // perHead: [heads, 3, headDim, cols] (cols 1 for a bias).
+  if (n % (3 * heads)) return null;
+  const block = n / (3 * heads);
+  const parts = rule.into.map(() => new Float32Array(heads * block));
+  for (let h = 0; h < heads; h++) {
+    for (let k = 0; k < 3; k++) parts[k].set(data.subarray((3 * h + k) * block, (3 * h + k + 1) * block), h * block);
+  }
+  return rule.into.map((name, k) => [name, parts[k]]);
+}
+
 // DistilBERT: BERT's layers under other names, no token types; its masked-LM head is
 // vocab_transform, the activation, vocab_layer_norm and vocab_projector (tied to the word table).
 FAMILIES.distilbert = {

@@ -14,7 +14,7 @@ import { LAYER_OPTIONS, layerSettings, layerShapes } from '../nn/encoder_layer.j
 import { attentionConfig, attentionShapes } from '../nn/multi_head_attention.js';
 import { loadSafetensors } from '../formats/safetensors.js';
 import { generate, generateText } from './generate.js';
-import { FAMILIES, modelSpec } from './families.js';
+import { FAMILIES, modelSpec, splitFused } from './families.js';
 import { readCheckpoint } from './checkpoint.js';
 
 // The package entry (web/attnkit.js) takes modelSpec from here, with Model and loadModel.
@@ -314,8 +314,18 @@ export class Model extends OwnedHandle {
           throw new AttnkitError(`${fn}: '${full}' names layer ${m[1]}, but config.json gives ${layers.length} layers ` +
             `(${f.layerPrefix}0 .. ${f.layerPrefix}${layers.length - 1})`, { code: 'ERR_INVALID_ARGUMENT', argument: full });
         }
-        put(layers[i], layerWeight, value, full, `layer ${i}`);
-      } else if (name === 'lm_head.weight' && this.spec.lmHead === 'separate') put(head, 'word', value, full, 'lm_head');
+        if (typeof layerWeight === 'string') put(layers[i], layerWeight, value, full, `layer ${i}`);
+        else {
+          // A fused tensor: its parts, each under our name (errors name the checkpoint's tensor).
+          const data = value?.data ?? value;
+          const parts = data instanceof Float32Array ? splitFused(layerWeight, data, this._config.numHeads) : null;
+          if (!parts) {
+            throw new AttnkitError(`${fn}: '${full}' must be float32 data that splits into ${layerWeight.into.join(', ')}, got ${describe(value)}`,
+              { code: 'ERR_SHAPE_MISMATCH', argument: full });
+          }
+          for (const [ours, part] of parts) put(layers[i], ours, part, full, `layer ${i}`);
+        }
+      } else if (name === (f.lmHead ?? 'lm_head.weight') && this.spec.lmHead === 'separate') put(head, 'word', value, full, 'lm_head');
       else if (f.mlm && own(f.mlm, name)) put(mlm, f.mlm[name], value, full, 'the masked-LM head');
       else if (f.pooler && own(f.pooler, name)) put(pooler, f.pooler[name], value, full, 'the pooler');
       else if (own(taskNames, full) || own(taskNames, name)) put(task, taskNames[own(taskNames, full) ? full : name], value, full, 'the task head');
@@ -378,7 +388,7 @@ export class Model extends OwnedHandle {
   // The first Hugging Face name the model needs and did not get, or null.
   _missing(emb, layers, final) {
     const f = this._family, s = this.spec;
-    const name = (table, ours) => Object.keys(table).find((k) => table[k] === ours);
+    const name = (table, ours) => Object.keys(table).find((k) => table[k] === ours || table[k]?.into?.includes(ours));
     const needEmb = ['word', ...(s.embeddings.positional === 'learned' ? ['position'] : []),
       ...(s.embeddings.typeVocabSize > 0 ? ['tokenType'] : []), ...(s.embeddings.norm === 'layernorm' ? ['normWeight', 'normBias'] : [])];
     for (const w of needEmb) if (!emb[w]) return name(f.embeddings, w);

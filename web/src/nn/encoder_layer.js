@@ -10,7 +10,7 @@ import {
 
 /** EncoderLayer's options: the attention's and the layer's own. */
 export const LAYER_OPTIONS = [...ATTENTION_OPTIONS, 'ffnDim', 'activation', 'normPlacement', 'norm', 'eps', 'ffnBias',
-  'ffnGated'];
+  'ffnGated', 'parallel'];
 
 export const FFN_WEIGHTS = WEIGHTS.FeedForward;
 // Hugging Face's LLaMA MLP names for the gated feed-forward.
@@ -30,7 +30,7 @@ export function prefixed(prefix) {
 export function layerSettings(fn, options) {
   const {
     ffnDim, activation = 'gelu', normPlacement = 'post', norm = 'layernorm', eps = 1e-5, ffnBias = true,
-    ffnGated = false,
+    ffnGated = false, parallel = false,
   } = options;
   const act = activation === 'gelu_new' ? 'gelu_tanh' : activation;
   const fields = {
@@ -41,8 +41,9 @@ export function layerSettings(fn, options) {
     eps: optionalNumber(fn, 'eps', eps, 1e-5),
     ffnBias: boolean(fn, 'ffnBias', ffnBias),
     ffnGated: boolean(fn, 'ffnGated', ffnGated),
+    parallel: boolean(fn, 'parallel', parallel),
   };
-  return { fields, config: { ffnDim, activation: act, normPlacement, norm, eps, ffnBias, ffnGated } };
+  return { fields, config: { ffnDim, activation: act, normPlacement, norm, eps, ffnBias, ffnGated, parallel } };
 }
 
 /** Dims of the norms' (norm1 .. normN) and the feed-forward's weights for a layer config. */

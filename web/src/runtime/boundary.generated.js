@@ -90,11 +90,11 @@ export function writeMultiHeadAttentionConfig(o, out = new Float64Array(28), at 
   return out;
 }
 
-export const LAYER_SETTINGS_SIZE = 7;
+export const LAYER_SETTINGS_SIZE = 8;
 
-/** LayerSettings (ffnDim, activation, normPlacement, norm, eps, ffnBias, ffnGated) into out[at..at + 7). */
-export function writeLayerSettings(o, out = new Float64Array(7), at = 0) {
-  fields('LayerSettings', o, ["ffnDim","activation","normPlacement","norm","eps","ffnBias","ffnGated"]);
+/** LayerSettings (ffnDim, activation, normPlacement, norm, eps, ffnBias, ffnGated, parallel) into out[at..at + 8). */
+export function writeLayerSettings(o, out = new Float64Array(8), at = 0) {
+  fields('LayerSettings', o, ["ffnDim","activation","normPlacement","norm","eps","ffnBias","ffnGated","parallel"]);
   out[at + 0] = o.ffnDim;
   out[at + 1] = index('LayerSettings.activation', ENUMS.Activation, o.activation);
   out[at + 2] = index('LayerSettings.normPlacement', ENUMS.NormPlacement, o.normPlacement);
@@ -102,23 +102,24 @@ export function writeLayerSettings(o, out = new Float64Array(7), at = 0) {
   out[at + 4] = o.eps;
   out[at + 5] = o.ffnBias ? 1 : 0;
   out[at + 6] = o.ffnGated ? 1 : 0;
+  out[at + 7] = o.parallel ? 1 : 0;
   return out;
 }
 
-export const ENCODER_LAYER_CONFIG_SIZE = 35;
+export const ENCODER_LAYER_CONFIG_SIZE = 36;
 
-/** EncoderLayerConfig (attention, layer) into out[at..at + 35). */
-export function writeEncoderLayerConfig(o, out = new Float64Array(35), at = 0) {
+/** EncoderLayerConfig (attention, layer) into out[at..at + 36). */
+export function writeEncoderLayerConfig(o, out = new Float64Array(36), at = 0) {
   fields('EncoderLayerConfig', o, ["attention","layer"]);
   writeMultiHeadAttentionConfig(o.attention, out, at + 0);
   writeLayerSettings(o.layer, out, at + 28);
   return out;
 }
 
-export const DECODER_LAYER_CONFIG_SIZE = 63;
+export const DECODER_LAYER_CONFIG_SIZE = 64;
 
-/** DecoderLayerConfig (selfAttention, crossAttention, layer) into out[at..at + 63). */
-export function writeDecoderLayerConfig(o, out = new Float64Array(63), at = 0) {
+/** DecoderLayerConfig (selfAttention, crossAttention, layer) into out[at..at + 64). */
+export function writeDecoderLayerConfig(o, out = new Float64Array(64), at = 0) {
   fields('DecoderLayerConfig', o, ["selfAttention","crossAttention","layer"]);
   writeMultiHeadAttentionConfig(o.selfAttention, out, at + 0);
   writeMultiHeadAttentionConfig(o.crossAttention, out, at + 28);
@@ -145,31 +146,31 @@ export function writeEmbeddingsConfig(o, out = new Float64Array(11), at = 0) {
   return out;
 }
 
-export const MODEL_CONFIG_SIZE = 64;
+export const MODEL_CONFIG_SIZE = 65;
 
-/** ModelConfig (embeddings, layer, numLayers, causal, positionIds, layerScale, finalNorm, finalEps, lmHead, mlmHead, mlmActivation, contextSize, window, taskHead, numLabels, headPool, headDense, headActivation, headBias, padTokenId) into out[at..at + 64). */
-export function writeModelConfig(o, out = new Float64Array(64), at = 0) {
+/** ModelConfig (embeddings, layer, numLayers, causal, positionIds, layerScale, finalNorm, finalEps, lmHead, mlmHead, mlmActivation, contextSize, window, taskHead, numLabels, headPool, headDense, headActivation, headBias, padTokenId) into out[at..at + 65). */
+export function writeModelConfig(o, out = new Float64Array(65), at = 0) {
   fields('ModelConfig', o, ["embeddings","layer","numLayers","causal","positionIds","layerScale","finalNorm","finalEps","lmHead","mlmHead","mlmActivation","contextSize","window","taskHead","numLabels","headPool","headDense","headActivation","headBias","padTokenId"]);
   writeEmbeddingsConfig(o.embeddings, out, at + 0);
   writeEncoderLayerConfig(o.layer, out, at + 11);
-  out[at + 46] = o.numLayers;
-  out[at + 47] = o.causal ? 1 : 0;
-  out[at + 48] = index('ModelConfig.positionIds', ENUMS.PositionIdsRule, o.positionIds);
-  out[at + 49] = index('ModelConfig.layerScale', ENUMS.LayerScaleRule, o.layerScale);
-  out[at + 50] = index('ModelConfig.finalNorm', ENUMS.NormKind, o.finalNorm);
-  out[at + 51] = o.finalEps;
-  out[at + 52] = index('ModelConfig.lmHead', ENUMS.LmHead, o.lmHead);
-  out[at + 53] = o.mlmHead ? 1 : 0;
-  out[at + 54] = index('ModelConfig.mlmActivation', ENUMS.Activation, o.mlmActivation);
-  out[at + 55] = o.contextSize;
-  out[at + 56] = o.window;
-  out[at + 57] = index('ModelConfig.taskHead', ENUMS.TaskHead, o.taskHead);
-  out[at + 58] = o.numLabels;
-  out[at + 59] = index('ModelConfig.headPool', ENUMS.HeadPool, o.headPool);
-  out[at + 60] = index('ModelConfig.headDense', ENUMS.HeadDense, o.headDense);
-  out[at + 61] = index('ModelConfig.headActivation', ENUMS.HeadActivation, o.headActivation);
-  out[at + 62] = o.headBias ? 1 : 0;
-  out[at + 63] = o.padTokenId;
+  out[at + 47] = o.numLayers;
+  out[at + 48] = o.causal ? 1 : 0;
+  out[at + 49] = index('ModelConfig.positionIds', ENUMS.PositionIdsRule, o.positionIds);
+  out[at + 50] = index('ModelConfig.layerScale', ENUMS.LayerScaleRule, o.layerScale);
+  out[at + 51] = index('ModelConfig.finalNorm', ENUMS.NormKind, o.finalNorm);
+  out[at + 52] = o.finalEps;
+  out[at + 53] = index('ModelConfig.lmHead', ENUMS.LmHead, o.lmHead);
+  out[at + 54] = o.mlmHead ? 1 : 0;
+  out[at + 55] = index('ModelConfig.mlmActivation', ENUMS.Activation, o.mlmActivation);
+  out[at + 56] = o.contextSize;
+  out[at + 57] = o.window;
+  out[at + 58] = index('ModelConfig.taskHead', ENUMS.TaskHead, o.taskHead);
+  out[at + 59] = o.numLabels;
+  out[at + 60] = index('ModelConfig.headPool', ENUMS.HeadPool, o.headPool);
+  out[at + 61] = index('ModelConfig.headDense', ENUMS.HeadDense, o.headDense);
+  out[at + 62] = index('ModelConfig.headActivation', ENUMS.HeadActivation, o.headActivation);
+  out[at + 63] = o.headBias ? 1 : 0;
+  out[at + 64] = o.padTokenId;
   return out;
 }
 
