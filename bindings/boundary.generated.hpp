@@ -48,7 +48,8 @@ static_assert(static_cast<int>(RotaryScaling::none) == 0 &&
               static_cast<int>(RotaryScaling::linear) == 1 &&
               static_cast<int>(RotaryScaling::dynamic) == 2 &&
               static_cast<int>(RotaryScaling::yarn) == 3 &&
-              static_cast<int>(RotaryScaling::llama3) == 4,
+              static_cast<int>(RotaryScaling::llama3) == 4 &&
+              static_cast<int>(RotaryScaling::longrope) == 5,
               "RotaryScaling's enumerators are not in the order of bindings/boundary.json's RotaryScaling");
 static_assert(static_cast<int>(PositionalBias::none) == 0 &&
               static_cast<int>(PositionalBias::rotary) == 1 &&
@@ -280,15 +281,16 @@ static_assert(static_cast<int>(MhaWeight::q) == 0 &&
               static_cast<int>(MhaWeight::in_proj_bias) == 8 &&
               static_cast<int>(MhaWeight::out_bias) == 9 &&
               static_cast<int>(MhaWeight::q_norm) == 10 &&
-              static_cast<int>(MhaWeight::k_norm) == 11,
+              static_cast<int>(MhaWeight::k_norm) == 11 &&
+              static_cast<int>(MhaWeight::rope_factors) == 12,
               "MhaWeight's numbers are not those of bindings/boundary.json's MultiHeadAttention weights");
 static_assert(FeedForward::kWeights == 6, "FeedForward::kWeights is not the count of bindings/boundary.json's FeedForward weights");
-static_assert(kEncoderNorms == 12, "kEncoderNorms is not where bindings/boundary.json's EncoderLayer weights put undefined");
-static_assert(kEncoderFfn == 20, "kEncoderFfn is not where bindings/boundary.json's EncoderLayer weights put FeedForward");
-static_assert(kEncoderWeights == 26, "kEncoderWeights is not the count of bindings/boundary.json's EncoderLayer weights");
-static_assert(kDecoderCross == 12, "kDecoderCross is not where bindings/boundary.json's DecoderLayer weights put MultiHeadAttention");
-static_assert(kDecoderNorms == 24, "kDecoderNorms is not where bindings/boundary.json's DecoderLayer weights put undefined");
-static_assert(kDecoderFfn == 36, "kDecoderFfn is not where bindings/boundary.json's DecoderLayer weights put FeedForward");
-static_assert(kDecoderWeights == 42, "kDecoderWeights is not the count of bindings/boundary.json's DecoderLayer weights");
+static_assert(kEncoderNorms == 13, "kEncoderNorms is not where bindings/boundary.json's EncoderLayer weights put undefined");
+static_assert(kEncoderFfn == 21, "kEncoderFfn is not where bindings/boundary.json's EncoderLayer weights put FeedForward");
+static_assert(kEncoderWeights == 27, "kEncoderWeights is not the count of bindings/boundary.json's EncoderLayer weights");
+static_assert(kDecoderCross == 13, "kDecoderCross is not where bindings/boundary.json's DecoderLayer weights put MultiHeadAttention");
+static_assert(kDecoderNorms == 26, "kDecoderNorms is not where bindings/boundary.json's DecoderLayer weights put undefined");
+static_assert(kDecoderFfn == 38, "kDecoderFfn is not where bindings/boundary.json's DecoderLayer weights put FeedForward");
+static_assert(kDecoderWeights == 44, "kDecoderWeights is not the count of bindings/boundary.json's DecoderLayer weights");
 
 }  // namespace attnkit::boundary

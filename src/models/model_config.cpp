@@ -147,10 +147,38 @@ Status rope_scaling(const json& r, double max_positions, json& out, json& unknow
   if (!r.is_object()) return bad("rope_scaling", "'rope_scaling' must be an object or null, got " + r.dump());
   const json* type = r.contains("rope_type") ? &r["rope_type"] : r.contains("type") ? &r["type"] : nullptr;
   if (!type || !type->is_string()) return bad("rope_scaling.rope_type", "'rope_scaling' needs a 'rope_type' (or 'type') string");
-  const std::string t = type->get<std::string>();
+  std::string t = type->get<std::string>();
   if (t == "default") return Status::success();
+  if (t == "su") t = "longrope";  // Phi-3's first configs
+  if (t == "longrope") {
+    // Phi-3's LongRoPE: per-frequency factors, short up to the original context and long past it
+    // (checked against the rotary dims by the caller); factor = max_position_embeddings /
+    // original_max_position_embeddings as transformers takes it.
+    out = {{"type", "longrope"}};
+    for (const char* k : {"short_factor", "long_factor"}) {
+      const std::string key = std::string("rope_scaling.") + k;
+      if (!r.contains(k) || !r[k].is_array() || r[k].empty() || r[k].size() > 4096) {
+        return bad(key, "'" + key + "' must be a list of factors");
+      }
+      for (const json& v : r[k]) {
+        if (!v.is_number() || !std::isfinite(v.get<double>()) || !(v.get<double>() > 0)) {
+          return bad(key, "'" + key + "' must hold finite numbers above 0, got " + v.dump());
+        }
+      }
+    }
+    out["shortFactor"] = r["short_factor"], out["longFactor"] = r["long_factor"];
+    for (const auto& [k, v] : r.items()) {
+      if (k == "attention_factor" && v.is_number() && v.get<double>() > 0) out["attentionFactor"] = v;
+      else if (k == "original_max_position_embeddings" && v.is_number_integer() && v.get<double>() >= 1) out["originalMaxPositions"] = v;
+      else if (k != "type" && k != "rope_type" && k != "short_factor" && k != "long_factor" && k != "factor") {
+        unknown.push_back("rope_scaling." + k);
+      }
+    }
+    (void)max_positions;
+    return Status::success();
+  }
   if (t != "linear" && t != "dynamic" && t != "yarn" && t != "llama3") {
-    return bad("rope_scaling.rope_type", "rope_scaling type \"" + t + "\" is not supported (supported: default, linear, dynamic, yarn, llama3)");
+    return bad("rope_scaling.rope_type", "rope_scaling type \"" + t + "\" is not supported (supported: default, linear, dynamic, yarn, llama3, longrope)");
   }
   // Each setting with the least value the rotary options take (check_rotary in rotary.cpp), checked
   // here so that a bad one is named by its config.json key, not by the options' name.
@@ -402,6 +430,9 @@ Status llama(Reader& r, const json& j, const std::string& family, json& spec) {
   if (s.ok()) s = r.size({"num_attention_heads"}, heads, 1, 4096);
   if (s.ok()) s = r.optional_integer("num_key_value_heads", kv, heads, 1, 4096);
   if (s.ok()) s = r.optional_integer("head_dim", head_dim, family == "qwen3" ? 128 : 0, 0, 4096);
+  double partial = 1, original = 0;
+  if (s.ok()) s = r.number("partial_rotary_factor", partial, 1, 1e-9, 1);
+  if (s.ok()) s = r.optional_integer("original_max_position_embeddings", original, 0, 0, 1 << 24);
   if (s.ok()) s = r.size({"intermediate_size"}, ffn);
   if (s.ok()) s = r.optional_integer("max_position_embeddings", positions, 2048, 1);
   if (s.ok()) s = r.number("rms_norm_eps", eps, 1e-6, 0, 1);
@@ -413,11 +444,11 @@ Status llama(Reader& r, const json& j, const std::string& family, json& spec) {
   // The sliding window: Mistral's applies to every layer when set; Qwen2's and Qwen3's only with
   // use_sliding_window (their configs carry sliding_window either way).
   double window = 0;
-  bool use_window = family == "mistral";
+  bool use_window = family == "mistral" || family == "phi3";
   if (s.ok() && (family == "qwen2" || family == "qwen3")) s = r.boolean("use_sliding_window", use_window, false);
   if (s.ok() && use_window) s = r.optional_integer("sliding_window", window, 0, 0, 1 << 24);
   else r.has("sliding_window");
-  if (s.ok() && use_window && family != "mistral" && window > 0) {
+  if (s.ok() && use_window && family != "mistral" && family != "phi3" && window > 0) {
     s = bad("use_sliding_window", "'use_sliding_window' true is not supported for " + family +
                                       " yet (its windows depend on max_window_layers / layer_types)");
   }
@@ -442,10 +473,36 @@ Status llama(Reader& r, const json& j, const std::string& family, json& spec) {
                                           ") must be a multiple of num_key_value_heads (" + show_number(kv) + ")");
   }
   json rotary = {{"base", theta}, {"layout", "half"}}, scaling, unknown = json::array();
+  const double rotary_dim = std::floor(head_dim * partial);
+  if (partial < 1) {
+    if (rotary_dim < 2 || std::fmod(rotary_dim, 2) != 0) {
+      return bad("partial_rotary_factor", "the rotary dims (head dim " + show_number(head_dim) + " * partial_rotary_factor = " +
+                                              show_number(rotary_dim) + ") must be even and at least 2");
+    }
+    rotary["rotaryDim"] = rotary_dim;
+  }
   r.has("rope_scaling");
   if (j.contains("rope_scaling")) {
     s = rope_scaling(j["rope_scaling"], positions, scaling, unknown);
     if (!s.ok()) return s;
+    if (!scaling.is_null() && scaling["type"] == "longrope") {
+      // The factors travel as the layers' ropeFactors (short then long); the rest as options.
+      for (const char* k : {"shortFactor", "longFactor"}) {
+        if (scaling[k].size() != rotary_dim / 2) {
+          return bad(std::string("rope_scaling.") + (k[0] == 's' ? "short_factor" : "long_factor"),
+                     "rope_scaling's " + std::string(k[0] == 's' ? "short_factor" : "long_factor") + " must have " +
+                         show_number(rotary_dim / 2) + " factors (rotary dims / 2), got " + std::to_string(scaling[k].size()));
+        }
+      }
+      json factors = scaling["shortFactor"];
+      for (const json& v : scaling["longFactor"]) factors.push_back(v);
+      spec["ropeFactors"] = factors;
+      scaling.erase("shortFactor"), scaling.erase("longFactor");
+      if (!scaling.contains("originalMaxPositions")) scaling["originalMaxPositions"] = original > 0 ? original : positions;
+      const double orig = scaling["originalMaxPositions"].get<double>();
+      scaling["factor"] = positions / orig > 1 ? positions / orig : 1.0;
+      spec["ropeRecomputeAt"] = orig;  // generation re-runs the prefix when it passes the original context
+    }
     if (!scaling.is_null()) rotary["scaling"] = scaling;
   }
   spec["numLayers"] = layers;
@@ -532,7 +589,7 @@ Status task_head(Reader& r, const json& j, const std::string& family, json& spec
 }
 
 constexpr const char* kSupported =
-    "bert, roberta, xlm-roberta, distilbert, gpt2, gpt_neox, bloom, llama, qwen2, qwen3, mistral";
+    "bert, roberta, xlm-roberta, distilbert, gpt2, gpt_neox, bloom, llama, qwen2, qwen3, mistral, phi3";
 
 Status model_spec_from_config(const char* text, std::size_t length, std::string& out) {
   if (length > kMaxConfigBytes) {
@@ -557,7 +614,9 @@ Status model_spec_from_config(const char* text, std::size_t length, std::string&
   else if (family == "gpt2") s = gpt2(r, spec);
   else if (family == "gpt_neox") s = gpt_neox(r, j, spec);
   else if (family == "bloom") s = bloom(r, spec);
-  else if (family == "llama" || family == "qwen2" || family == "qwen3" || family == "mistral") s = llama(r, j, family, spec);
+  else if (family == "llama" || family == "qwen2" || family == "qwen3" || family == "mistral" || family == "phi3") {
+    s = llama(r, j, family, spec);
+  }
   else return bad("model_type", "model_type \"" + family + "\" is not supported (supported: " + kSupported + ")");
   if (s.ok()) s = task_head(r, j, family, spec);
   // The causal-LM head: the word table itself (tie_word_embeddings: GPT-2's default) or its own

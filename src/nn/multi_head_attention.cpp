@@ -19,7 +19,7 @@ namespace {
 const char* weight_name(MhaWeight w) {
   static const char* const names[] = {"qWeight", "kWeight", "vWeight", "inProjWeight", "outWeight",
                                       "qBias",   "kBias",   "vBias",   "inProjBias",   "outBias",
-                                      "qNorm",   "kNorm"};
+                                      "qNorm",   "kNorm",   "ropeFactors"};
   return names[static_cast<int>(w)];
 }
 
@@ -90,7 +90,10 @@ Status MultiHeadAttention::create(const MultiHeadAttentionConfig& config, std::u
   const std::size_t n_out = static_cast<std::size_t>(m->dim_) * H * hd;
   if (!m->w_in_.assign(n_in, 0.f) || !m->b_in_.assign(n_bias, 0.f) || !m->w_out_.assign(n_out, 0.f) ||
       !m->b_out_.assign(m->dim_, 0.f) || !m->slopes_.assign(H, 0.f) ||
-      !m->qk_norm_.assign(config.qk_norm ? 2 * static_cast<std::size_t>(m->head_dim_) : 0, 1.f)) {
+      !m->qk_norm_.assign(config.qk_norm ? 2 * static_cast<std::size_t>(m->head_dim_) : 0, 1.f) ||
+      !m->rope_factors_.assign(config.rotary.scaling == RotaryScaling::longrope
+                                   ? static_cast<std::size_t>(config.rotary.rotary_dim > 0 ? config.rotary.rotary_dim : m->head_dim_)
+                                   : 0, 1.f)) {
     return oom("the attention weights", static_cast<double>(n_in + n_out));
   }
   if (config.positional == PositionalBias::alibi) {
@@ -147,6 +150,12 @@ Status MultiHeadAttention::weight(MhaWeight which, double length, float*& data, 
                              std::string("this module was created without qkNorm; it has no ") + weight_name(which));
       }
       expected = hd, formula = "headDim", at = qk_norm_.data() + (which == MhaWeight::k_norm ? head_dim_ : 0);
+      break;
+    case MhaWeight::rope_factors:
+      if (config_.positional != PositionalBias::rotary || config_.rotary.scaling != RotaryScaling::longrope) {
+        return Status::error(Code::invalid_argument, "ropeFactors", "ropeFactors belong to rotary scaling 'longrope'");
+      }
+      expected = static_cast<double>(rope_factors_.size()), formula = "rotaryDim", at = rope_factors_.data();
       break;
     default: return Status::error(Code::invalid_argument, "weights", "unknown weight");
   }
@@ -372,7 +381,8 @@ Status MultiHeadAttention::run(float* out, float* weights, const Inputs& in) {
     }
     const bool per_batch = in.positions && in.positions_length == in.batch * in.q_len && B > 1;
     // One set of tables for q and k.
-    Status s = rotary_tables_.build(config_.rotary, pos, per_batch ? static_cast<std::size_t>(B) * Lq : Lq);
+    Status s = rotary_tables_.build(config_.rotary, pos, per_batch ? static_cast<std::size_t>(B) * Lq : Lq,
+                                    rope_factors_.size() ? rope_factors_.data() : nullptr);
     if (!s.ok()) return s;
     rotary_tables_.apply(q, as_const(q), B, heads_, Lq, per_batch);
     rotary_tables_.apply(k, as_const(k), B, kv_heads_, Lq, per_batch);

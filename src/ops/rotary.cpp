@@ -38,9 +38,9 @@ Status check_rotary(const RotaryConfig& c) {
     s = Status::error(Code::invalid_argument, "layout", "layout must be 'half' or 'interleaved'");
   }
   if (!s.ok() || c.scaling == RotaryScaling::none) return s;
-  if (static_cast<int>(c.scaling) < 0 || static_cast<int>(c.scaling) > 4) {
+  if (static_cast<int>(c.scaling) < 0 || static_cast<int>(c.scaling) > 5) {
     return Status::error(Code::invalid_argument, "scaling.type",
-                         "scaling.type must be 'linear', 'dynamic', 'yarn' or 'llama3'");
+                         "scaling.type must be 'linear', 'dynamic', 'yarn', 'llama3' or 'longrope'");
   }
   s = check_finite_at_least("scaling.factor", c.factor, 1);
   if (s.ok() && c.scaling != RotaryScaling::linear) {
@@ -68,7 +68,7 @@ Status check_rotary(const RotaryConfig& c) {
   return s;
 }
 
-void rotary_frequencies(const RotaryConfig& c, double seq_len, float* inv, float& attention_factor) {
+void rotary_frequencies(const RotaryConfig& c, double seq_len, float* inv, float& attention_factor, const float* factors) {
   const int rd = static_cast<int>(c.rotary_dim == 0 ? c.head_dim : c.rotary_dim), half = rd / 2;
   const float factor = static_cast<float>(c.factor);
   attention_factor = 1.f;
@@ -82,6 +82,13 @@ void rotary_frequencies(const RotaryConfig& c, double seq_len, float* inv, float
     case RotaryScaling::none:
     case RotaryScaling::dynamic:
       break;
+    case RotaryScaling::longrope: {
+      const float* ext = factors ? factors + (seq_len > c.original_max_positions ? half : 0) : nullptr;
+      for (int i = 0; i < half; ++i) inv[i] = 1.0f / ((ext ? ext[i] : 1.0f) * frequency_power(c.base, i, rd));
+      if (!std::isnan(c.attention_factor)) attention_factor = static_cast<float>(c.attention_factor);
+      else if (c.factor > 1) attention_factor = static_cast<float>(std::sqrt(1 + std::log(c.factor) / std::log(c.original_max_positions)));
+      break;
+    }
     case RotaryScaling::linear:
       for (int i = 0; i < half; ++i) inv[i] /= factor;
       break;
@@ -186,7 +193,7 @@ Status check_rotary_positions(const int32_t* positions, std::size_t count, const
   return Status::success();
 }
 
-Status RotaryTables::build(const RotaryConfig& c, const int32_t* positions, std::size_t count) {
+Status RotaryTables::build(const RotaryConfig& c, const int32_t* positions, std::size_t count, const float* factors) {
   c_ = c;
   rotary_dim_ = static_cast<int>(c.rotary_dim == 0 ? c.head_dim : c.rotary_dim);
   count_ = count;
@@ -200,7 +207,7 @@ Status RotaryTables::build(const RotaryConfig& c, const int32_t* positions, std:
   float* S = C + count * rd;
   float* inv = S + count * rd;
   float att = 1;
-  rotary_frequencies(c, max_position + 1.0, inv, att);
+  rotary_frequencies(c, max_position + 1.0, inv, att, factors);
   rotary_tables(c, inv, att, positions, count, C, S);
   return Status::success();
 }
@@ -220,6 +227,10 @@ Status rotary(const Heads<float>& out, const Heads<const float>& x, int batch, i
               const int32_t* positions, bool per_batch, const RotaryConfig& c) {
   const std::size_t count = per_batch ? static_cast<std::size_t>(batch) * length : static_cast<std::size_t>(length);
   Status s = check_rotary(c);
+  if (s.ok() && c.scaling == RotaryScaling::longrope) {
+    s = Status::error(Code::invalid_argument, "scaling.type",
+                      "longrope takes its factors from a model (MultiHeadAttention's ropeFactors); the rotary op has none");
+  }
   if (s.ok()) s = check_rotary_positions(positions, count, "positions");
   RotaryTables tables;
   if (s.ok()) s = tables.build(c, positions, count);

@@ -249,8 +249,8 @@ Status Tokenizer::encode_text(const char* text, std::size_t length, std::vector<
   src.reserve(cps.size() + 8);
   std::vector<uint32_t> a, b;
   for (std::size_t i = 0; i < cps.size();) {
-    std::size_t j = i + 1;  // \P{M}\p{M}* or \p{M}+: marks join what precedes them (no normaliser: each alone)
-    while (!normalizer_.empty() && j < cps.size() && (flags(cps[j]) & unicode::kMark)) ++j;
+    std::size_t j = i + 1;  // \P{M}\p{M}* or \p{M}+: marks join what precedes them
+    while (j < cps.size() && (flags(cps[j]) & unicode::kMark)) ++j;
     if (j == i + 1 && cps[i] < 0x80) {
       // An ASCII character alone (most of most texts): the same steps without the vectors. ASCII
       // has no accents or Chinese; cleaning drops controls and makes whitespace a space.
@@ -303,9 +303,11 @@ Status Tokenizer::encode_text(const char* text, std::size_t length, std::vector<
       }
       a.swap(b);
     }
-    for (const uint32_t c : a) {
-      norm.push_back(c);
-      src.push_back({pos[i], pos[j]});
+    // A cluster the steps left as it was keeps each character's own span (as Hugging Face's alignments).
+    const bool same = a.size() == j - i && std::equal(a.begin(), a.end(), cps.begin() + static_cast<std::ptrdiff_t>(i));
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      norm.push_back(a[k]);
+      src.push_back(same ? std::pair<int32_t, int32_t>{pos[i + k], pos[i + k + 1]} : std::pair<int32_t, int32_t>{pos[i], pos[j]});
     }
     i = j;
   }

@@ -48,8 +48,9 @@ enum class MhaWeight : int {
   q = 0, k = 1, v = 2, in_proj = 3, out = 4,
   q_bias = 5, k_bias = 6, v_bias = 7, in_proj_bias = 8, out_bias = 9,
   q_norm = 10, k_norm = 11,  // [head_dim] each, with qk_norm (1 until set)
+  rope_factors = 12,         // longrope: the short then the long factors, rotary_dim / 2 each (1 until set)
 };
-constexpr int kMhaWeights = 12;
+constexpr int kMhaWeights = 13;
 
 class MultiHeadAttention : public HeapObject {
  public:
@@ -123,6 +124,7 @@ class MultiHeadAttention : public HeapObject {
   int dim_ = 0, heads_ = 0, kv_heads_ = 0, head_dim_ = 0, kdim_ = 0, vdim_ = 0;
   float scale_ = 1;
   FloatBuffer w_in_, b_in_, w_out_, b_out_, slopes_, qk_norm_;  // qk_norm_: q's then k's [head_dim]
+  FloatBuffer rope_factors_;  // longrope: short then long [rotary_dim / 2] each
   bool set_[4] = {false, false, false, false};  // q, k, v, out weights
   // Scratch reused across calls, and the cache [batch, kv_heads, capacity, head_dim] for K and V.
   FloatBuffer scratch_, k_cache_, v_cache_;

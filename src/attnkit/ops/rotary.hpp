@@ -18,7 +18,7 @@ enum class RotaryLayout : int {
   interleaved = 1,  // GPT-J / RoFormer rotate_every_two: dim 2k pairs with dim 2k + 1
 };
 
-enum class RotaryScaling : int { none = 0, linear = 1, dynamic = 2, yarn = 3, llama3 = 4 };
+enum class RotaryScaling : int { none = 0, linear = 1, dynamic = 2, yarn = 3, llama3 = 4, longrope = 5 };
 
 struct RotaryConfig {
   double head_dim = 0;    // the rotated tensor's last dim
@@ -49,8 +49,12 @@ Status check_rotary(const RotaryConfig& c);
 //            attention factor 0.1 ln(factor) + 1 (or from mscale / mscale_all_dim, or given)
 //   llama3:  wavelengths above orig / low_freq_factor divided by factor, below
 //            orig / high_freq_factor kept, smoothly interpolated in between.
-// `seq_len` only matters for dynamic.
-void rotary_frequencies(const RotaryConfig& c, double seq_len, float* inv_freq, float& attention_factor);
+//   longrope (Phi-3): inv[i] = 1 / (ext[i] * base^(2i / rd)) with ext the short factors while
+//            L <= orig and the long ones past it (`factors`: short then long, rd/2 each);
+//            attention factor sqrt(1 + ln(factor) / ln(orig)) (1 when factor <= 1), or given.
+// `seq_len` matters for dynamic and longrope; `factors` only for longrope (required there).
+void rotary_frequencies(const RotaryConfig& c, double seq_len, float* inv_freq, float& attention_factor,
+                        const float* factors = nullptr);
 
 // cos/sin tables for `count` positions, each row rotary_dim wide in the layout's pairing:
 //   half:        C = [cos f, cos f],          S = [-sin f, sin f]
@@ -67,7 +71,8 @@ Status check_rotary_positions(const int32_t* positions, std::size_t count, const
 class RotaryTables {
  public:
   // c must have passed check_rotary. Fails only with out_of_memory.
-  Status build(const RotaryConfig& c, const int32_t* positions, std::size_t count);
+  // factors: longrope's short and long factors (rd/2 each), else null.
+  Status build(const RotaryConfig& c, const int32_t* positions, std::size_t count, const float* factors = nullptr);
   // Rotates [batch, heads, length, head_dim] views: row (b, h, l) takes position index
   // b * length + l (per_batch) or l. `x` and `out` may be the same view (in place).
   void apply(const Heads<float>& out, const Heads<const float>& x, int batch, int heads, int length,

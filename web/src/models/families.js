@@ -181,6 +181,17 @@ export function splitFused(rule, data, heads) {
   return rule.into.map((name, k) => [name, parts[k]]);
 }
 
+// Phi-3: LLaMA's blocks with q, k, v in one qkv_proj (q rows, then k, then v: our inProjWeight)
+// and gate and up in one gate_up_proj (gate rows first).
+FAMILIES.phi3 = {
+  ...FAMILIES.llama,
+  layerWeights: {
+    'input_layernorm.weight': 'norm1.weight', 'post_attention_layernorm.weight': 'norm2.weight',
+    'self_attn.qkv_proj.weight': 'inProjWeight', 'self_attn.o_proj.weight': 'outWeight',
+    'mlp.gate_up_proj.weight': halves('gate.weight', 'linear1.weight'), 'mlp.down_proj.weight': 'linear2.weight',
+  },
+};
+
 // DistilBERT: BERT's layers under other names, no token types; its masked-LM head is
 // vocab_transform, the activation, vocab_layer_norm and vocab_projector (tied to the word table).
 FAMILIES.distilbert = {

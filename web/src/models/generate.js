@@ -209,6 +209,23 @@ async function generateOwningCache(model, inputIds, options) {
       lastYield = performance.now();
     }
     if (s.signal?.aborted) throw aborted(fn, s.signal);
+    const T = L + step + 1; // the positions after this step
+    if (T - 1 === model.spec.ropeRecomputeAt) {
+      // LongRoPE (Phi-3) switches to its long factors past the original context, for every
+      // position: the cached keys were rotated with the short ones, so the whole sequence runs
+      // again (as transformers' Phi-3 drops its cache there).
+      const whole = new Int32Array(B * T), wmask = mask ? new Int32Array(B * T).fill(1) : null;
+      for (let b = 0; b < B; b++) {
+        whole.set(out.subarray(b * (L + N), b * (L + N) + T), b * T);
+        if (wmask) wmask.set(mask.subarray(b * L, (b + 1) * L), b * T);
+      }
+      logits = model._ownCache(() => {
+        model.resetCache();
+        return model.forward({ data: whole, dims: [B, T] },
+          { attentionMask: wmask && { data: wmask, dims: [B, T] }, useCache: true, lastTokenOnly: true }).logits.data;
+      });
+      continue;
+    }
     logits = model._ownCache(() => model.forward({ data: next, dims: [B, 1] },
       { attentionMask: mask && { data: ones, dims: [B, 1] }, useCache: true, lastTokenOnly: true }).logits.data);
   }

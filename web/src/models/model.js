@@ -332,6 +332,10 @@ export class Model extends OwnedHandle {
       else if (f.tiedDecoder?.test(name)) continue;
       else unused.push(full);
     }
+    // LongRoPE's factors come from config.json's rope_scaling, into every layer.
+    if (this.spec.ropeFactors) {
+      layers.forEach((l, i) => put(l, 'ropeFactors', Float32Array.from(this.spec.ropeFactors), 'rope_scaling', `layer ${i}`));
+    }
     const missing = this._missing(emb, layers, final) ?? this._missingHead(task, pooler, taskNames);
     if (missing) {
       throw new AttnkitError(`${fn}: the weights lack ${missing} (${Object.keys(tensors).length} tensors given)`, {

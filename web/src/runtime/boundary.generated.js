@@ -4,7 +4,7 @@
 /** Each enum's names, index = the C++ enumerator's value. */
 export const ENUMS = Object.freeze({
   RotaryLayout: Object.freeze(["half","interleaved"]),
-  RotaryScaling: Object.freeze(["none","linear","dynamic","yarn","llama3"]),
+  RotaryScaling: Object.freeze(["none","linear","dynamic","yarn","llama3","longrope"]),
   PositionalBias: Object.freeze(["none","rotary","alibi"]),
   WeightLayout: Object.freeze(["outIn","inOut"]),
   Activation: Object.freeze(["relu","gelu","gelu_tanh","silu"]),
@@ -26,10 +26,10 @@ export const ENUMS = Object.freeze({
 /** Each module's weight names, index = the C++ weight number. */
 export const WEIGHTS = Object.freeze({
   Embeddings: Object.freeze(["word","position","tokenType","normWeight","normBias"]),
-  MultiHeadAttention: Object.freeze(["qWeight","kWeight","vWeight","inProjWeight","outWeight","qBias","kBias","vBias","inProjBias","outBias","qNorm","kNorm"]),
+  MultiHeadAttention: Object.freeze(["qWeight","kWeight","vWeight","inProjWeight","outWeight","qBias","kBias","vBias","inProjBias","outBias","qNorm","kNorm","ropeFactors"]),
   FeedForward: Object.freeze(["linear1.weight","linear1.bias","linear2.weight","linear2.bias","gate.weight","gate.bias"]),
-  EncoderLayer: Object.freeze(["qWeight","kWeight","vWeight","inProjWeight","outWeight","qBias","kBias","vBias","inProjBias","outBias","qNorm","kNorm","norm1.weight","norm1.bias","norm2.weight","norm2.bias","norm3.weight","norm3.bias","norm4.weight","norm4.bias","linear1.weight","linear1.bias","linear2.weight","linear2.bias","gate.weight","gate.bias"]),
-  DecoderLayer: Object.freeze(["qWeight","kWeight","vWeight","inProjWeight","outWeight","qBias","kBias","vBias","inProjBias","outBias","qNorm","kNorm","cross.qWeight","cross.kWeight","cross.vWeight","cross.inProjWeight","cross.outWeight","cross.qBias","cross.kBias","cross.vBias","cross.inProjBias","cross.outBias","cross.qNorm","cross.kNorm","norm1.weight","norm1.bias","norm2.weight","norm2.bias","norm3.weight","norm3.bias","norm4.weight","norm4.bias","norm5.weight","norm5.bias","norm6.weight","norm6.bias","linear1.weight","linear1.bias","linear2.weight","linear2.bias","gate.weight","gate.bias"]),
+  EncoderLayer: Object.freeze(["qWeight","kWeight","vWeight","inProjWeight","outWeight","qBias","kBias","vBias","inProjBias","outBias","qNorm","kNorm","ropeFactors","norm1.weight","norm1.bias","norm2.weight","norm2.bias","norm3.weight","norm3.bias","norm4.weight","norm4.bias","linear1.weight","linear1.bias","linear2.weight","linear2.bias","gate.weight","gate.bias"]),
+  DecoderLayer: Object.freeze(["qWeight","kWeight","vWeight","inProjWeight","outWeight","qBias","kBias","vBias","inProjBias","outBias","qNorm","kNorm","ropeFactors","cross.qWeight","cross.kWeight","cross.vWeight","cross.inProjWeight","cross.outWeight","cross.qBias","cross.kBias","cross.vBias","cross.inProjBias","cross.outBias","cross.qNorm","cross.kNorm","cross.ropeFactors","norm1.weight","norm1.bias","norm2.weight","norm2.bias","norm3.weight","norm3.bias","norm4.weight","norm4.bias","norm5.weight","norm5.bias","norm6.weight","norm6.bias","linear1.weight","linear1.bias","linear2.weight","linear2.bias","gate.weight","gate.bias"]),
 });
 
 // A field the declaration lacks, or one it has that is missing, is a bug of the caller (the
