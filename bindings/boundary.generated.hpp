@@ -139,8 +139,8 @@ inline RotaryConfig read_RotaryConfig(const double* p) {
   return c;
 }
 
-constexpr std::size_t kMultiHeadAttentionConfigSize = 28;  // doubles on the wire
-static_assert(field_count<MultiHeadAttentionConfig>() == 14,
+constexpr std::size_t kMultiHeadAttentionConfigSize = 29;  // doubles on the wire
+static_assert(field_count<MultiHeadAttentionConfig>() == 15,
               "MultiHeadAttentionConfig has a field that bindings/boundary.json's MultiHeadAttentionConfig does not declare, or lacks one");
 inline MultiHeadAttentionConfig read_MultiHeadAttentionConfig(const double* p) {
   MultiHeadAttentionConfig c;
@@ -158,11 +158,12 @@ inline MultiHeadAttentionConfig read_MultiHeadAttentionConfig(const double* p) {
   c.layout = static_cast<WeightLayout>(static_cast<int>(p[25]));  // weightLayout
   c.qk_norm = p[26] != 0;  // qkNorm
   c.qk_norm_eps = static_cast<decltype(c.qk_norm_eps)>(p[27]);  // qkNormEps
+  c.softcap = static_cast<decltype(c.softcap)>(p[28]);  // softcap
   return c;
 }
 
-constexpr std::size_t kLayerSettingsSize = 8;  // doubles on the wire
-static_assert(field_count<LayerSettings>() == 8,
+constexpr std::size_t kLayerSettingsSize = 9;  // doubles on the wire
+static_assert(field_count<LayerSettings>() == 9,
               "LayerSettings has a field that bindings/boundary.json's LayerSettings does not declare, or lacks one");
 inline LayerSettings read_LayerSettings(const double* p) {
   LayerSettings c;
@@ -174,27 +175,28 @@ inline LayerSettings read_LayerSettings(const double* p) {
   c.ffn_bias = p[5] != 0;  // ffnBias
   c.ffn_gated = p[6] != 0;  // ffnGated
   c.parallel = p[7] != 0;  // parallel
+  c.attn_norm = p[8] != 0;  // attnNorm
   return c;
 }
 
-constexpr std::size_t kEncoderLayerConfigSize = 36;  // doubles on the wire
+constexpr std::size_t kEncoderLayerConfigSize = 38;  // doubles on the wire
 static_assert(field_count<EncoderLayerConfig>() == 2,
               "EncoderLayerConfig has a field that bindings/boundary.json's EncoderLayerConfig does not declare, or lacks one");
 inline EncoderLayerConfig read_EncoderLayerConfig(const double* p) {
   EncoderLayerConfig c;
   c.attention = read_MultiHeadAttentionConfig(p + 0);  // attention
-  c.layer = read_LayerSettings(p + 28);  // layer
+  c.layer = read_LayerSettings(p + 29);  // layer
   return c;
 }
 
-constexpr std::size_t kDecoderLayerConfigSize = 64;  // doubles on the wire
+constexpr std::size_t kDecoderLayerConfigSize = 67;  // doubles on the wire
 static_assert(field_count<DecoderLayerConfig>() == 3,
               "DecoderLayerConfig has a field that bindings/boundary.json's DecoderLayerConfig does not declare, or lacks one");
 inline DecoderLayerConfig read_DecoderLayerConfig(const double* p) {
   DecoderLayerConfig c;
   c.self_attention = read_MultiHeadAttentionConfig(p + 0);  // selfAttention
-  c.cross_attention = read_MultiHeadAttentionConfig(p + 28);  // crossAttention
-  c.layer = read_LayerSettings(p + 56);  // layer
+  c.cross_attention = read_MultiHeadAttentionConfig(p + 29);  // crossAttention
+  c.layer = read_LayerSettings(p + 58);  // layer
   return c;
 }
 
@@ -217,31 +219,37 @@ inline EmbeddingsConfig read_EmbeddingsConfig(const double* p) {
   return c;
 }
 
-constexpr std::size_t kModelConfigSize = 65;  // doubles on the wire
-static_assert(field_count<ModelConfig>() == 20,
+constexpr std::size_t kModelConfigSize = 73;  // doubles on the wire
+static_assert(field_count<ModelConfig>() == 26,
               "ModelConfig has a field that bindings/boundary.json's ModelConfig does not declare, or lacks one");
 inline ModelConfig read_ModelConfig(const double* p) {
   ModelConfig c;
   c.embeddings = read_EmbeddingsConfig(p + 0);  // embeddings
   c.layer = read_EncoderLayerConfig(p + 11);  // layer
-  c.num_layers = static_cast<decltype(c.num_layers)>(p[47]);  // numLayers
-  c.causal = p[48] != 0;  // causal
-  c.position_ids = static_cast<PositionIdsRule>(static_cast<int>(p[49]));  // positionIds
-  c.layer_scale = static_cast<LayerScaleRule>(static_cast<int>(p[50]));  // layerScale
-  c.final_norm = static_cast<NormKind>(static_cast<int>(p[51]));  // finalNorm
-  c.final_eps = static_cast<decltype(c.final_eps)>(p[52]);  // finalEps
-  c.lm_head = static_cast<LmHead>(static_cast<int>(p[53]));  // lmHead
-  c.mlm_head = p[54] != 0;  // mlmHead
-  c.mlm_activation = static_cast<Activation>(static_cast<int>(p[55]));  // mlmActivation
-  c.context_size = static_cast<decltype(c.context_size)>(p[56]);  // contextSize
-  c.window = static_cast<decltype(c.window)>(p[57]);  // window
-  c.task_head = static_cast<TaskHead>(static_cast<int>(p[58]));  // taskHead
-  c.num_labels = static_cast<decltype(c.num_labels)>(p[59]);  // numLabels
-  c.head_pool = static_cast<HeadPool>(static_cast<int>(p[60]));  // headPool
-  c.head_dense = static_cast<HeadDense>(static_cast<int>(p[61]));  // headDense
-  c.head_activation = static_cast<HeadActivation>(static_cast<int>(p[62]));  // headActivation
-  c.head_bias = p[63] != 0;  // headBias
-  c.pad_token_id = static_cast<decltype(c.pad_token_id)>(p[64]);  // padTokenId
+  c.num_layers = static_cast<decltype(c.num_layers)>(p[49]);  // numLayers
+  c.causal = p[50] != 0;  // causal
+  c.position_ids = static_cast<PositionIdsRule>(static_cast<int>(p[51]));  // positionIds
+  c.layer_scale = static_cast<LayerScaleRule>(static_cast<int>(p[52]));  // layerScale
+  c.final_norm = static_cast<NormKind>(static_cast<int>(p[53]));  // finalNorm
+  c.final_eps = static_cast<decltype(c.final_eps)>(p[54]);  // finalEps
+  c.lm_head = static_cast<LmHead>(static_cast<int>(p[55]));  // lmHead
+  c.mlm_head = p[56] != 0;  // mlmHead
+  c.mlm_activation = static_cast<Activation>(static_cast<int>(p[57]));  // mlmActivation
+  c.context_size = static_cast<decltype(c.context_size)>(p[58]);  // contextSize
+  c.window = static_cast<decltype(c.window)>(p[59]);  // window
+  c.task_head = static_cast<TaskHead>(static_cast<int>(p[60]));  // taskHead
+  c.num_labels = static_cast<decltype(c.num_labels)>(p[61]);  // numLabels
+  c.head_pool = static_cast<HeadPool>(static_cast<int>(p[62]));  // headPool
+  c.head_dense = static_cast<HeadDense>(static_cast<int>(p[63]));  // headDense
+  c.head_activation = static_cast<HeadActivation>(static_cast<int>(p[64]));  // headActivation
+  c.head_bias = p[65] != 0;  // headBias
+  c.pad_token_id = static_cast<decltype(c.pad_token_id)>(p[66]);  // padTokenId
+  c.window_every = static_cast<decltype(c.window_every)>(p[67]);  // windowEvery
+  c.window_global = static_cast<decltype(c.window_global)>(p[68]);  // windowGlobal
+  c.local_rope_base = static_cast<decltype(c.local_rope_base)>(p[69]);  // localRopeBase
+  c.final_logit_softcap = static_cast<decltype(c.final_logit_softcap)>(p[70]);  // finalLogitSoftcap
+  c.hidden_before_final_norm = p[71] != 0;  // hiddenBeforeFinalNorm
+  c.first_attn_norm = p[72] != 0;  // firstAttnNorm
   return c;
 }
 

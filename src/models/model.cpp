@@ -24,8 +24,13 @@ Status check_model_config(const ModelConfig& c) {
   if (s.ok()) s = check_integer("numLayers", c.num_layers, 1, kMaxModelLayers);
   if (s.ok()) s = check_integer("contextSize", c.context_size, 1, 1 << 24);
   if (s.ok()) s = check_integer("window", c.window, 0, 1 << 24);
-  if (s.ok() && c.window > 0 && !c.causal) {
-    s = Status::error(Code::invalid_argument, "window", "a sliding window applies to causal models");
+  if (s.ok()) s = check_integer("windowEvery", c.window_every, 0, kMaxModelLayers);
+  if (s.ok() && c.window_every > 0) s = check_integer("windowGlobal", c.window_global, 0, c.window_every - 1);
+  if (s.ok() && !(c.local_rope_base == 0 || (std::isfinite(c.local_rope_base) && c.local_rope_base > 1))) {
+    s = Status::error(Code::invalid_argument, "localRopeBase", "localRopeBase must be 0 (none) or a finite number above 1");
+  }
+  if (s.ok() && !(std::isfinite(c.final_logit_softcap) && c.final_logit_softcap >= 0)) {
+    s = Status::error(Code::invalid_argument, "finalLogitSoftcap", "finalLogitSoftcap must be a finite number >= 0");
   }
   if (!s.ok()) return s;
   if (c.embeddings.dim != c.layer.attention.dim) {
@@ -79,6 +84,8 @@ Status Model::create(const ModelConfig& config, std::unique_ptr<Model>& out) {
       const double hd = lc.attention.head_dim > 0 ? lc.attention.head_dim : lc.attention.dim / lc.attention.heads;
       lc.attention.scale = (std::isnan(lc.attention.scale) ? 1 / std::sqrt(hd) : lc.attention.scale) / (i + 1);
     }
+    if (m->windowed(static_cast<std::size_t>(i)) && config.local_rope_base > 0) lc.attention.rotary.base = config.local_rope_base;
+    if (i == 0 && !config.first_attn_norm) lc.layer.attn_norm = false;
     std::unique_ptr<EncoderLayer> layer;
     s = EncoderLayer::create(lc, layer);
     if (s.ok()) {
@@ -217,8 +224,7 @@ Status Model::prepare_cache_step(const Inputs& in) {
   const int B = static_cast<int>(in.batch), L = static_cast<int>(in.length);
   const int past = in.use_cache ? cache_length_ : 0, total = past + L;
   step_past_ = past, step_total_ = total;
-  step_mask_.resize(0), step_positions_.resize(0), step_pad_.resize(0);
-  step_windowed_ = false;
+  step_mask_.resize(0), step_positions_.resize(0), step_pad_.resize(0), step_window_.resize(0);
   const std::size_t n = static_cast<std::size_t>(B) * total;
   auto no_memory = [] { return Status::error(Code::out_of_memory, "attentionMask", "could not allocate the step's mask"); };
   if (!in.use_cache) {
@@ -260,21 +266,25 @@ Status Model::prepare_cache_step(const Inputs& in) {
       }
     }
   }
-  // A sliding window shorter than the keys: query i (at past + i) sees key j when
-  // past + i - j < window (the window counts the query itself), as a [B, 1, L, total] mask with
-  // the padding folded in; the causal limit stays with the kernel.
+  // A window that hides keys: query i (at past + i) sees key j when past + i - j < window (causal:
+  // the window counts the query itself) or |i - j| <= window / 2 (bidirectional), as a
+  // [B, 1, L, total] mask with the padding folded in; the causal limit stays with the kernel.
   const int w = static_cast<int>(config_.window);
-  step_windowed_ = w > 0 && total > w;
-  if (step_windowed_) {
+  const bool hides = w > 0 && (config_.causal ? total > w : L > w / 2 + 1);
+  step_window_.resize(0);
+  if (hides) {
     const std::size_t cells = static_cast<std::size_t>(B) * L * total;
-    if (!step_pad_.resize(cells)) return no_memory();
+    if (!step_window_.resize(cells)) return no_memory();
     for (int b = 0; b < B; ++b)
       for (int i = 0; i < L; ++i) {
-        uint8_t* row = step_pad_.data() + (static_cast<std::size_t>(b) * L + i) * total;
+        uint8_t* row = step_window_.data() + (static_cast<std::size_t>(b) * L + i) * total;
         const int32_t* m = step_mask_.size() ? step_mask_.data() + static_cast<std::size_t>(b) * total : nullptr;
-        for (int j = 0; j < total; ++j) row[j] = (past + i - j < w) && (!m || m[j] != 0) ? 1 : 0;
+        for (int j = 0; j < total; ++j) {
+          const int d = past + i - j;
+          const bool near = config_.causal ? d < w : (d < 0 ? -d : d) <= w / 2;
+          row[j] = near && (!m || m[j] != 0) ? 1 : 0;
+        }
       }
-    return Status::success();
   }
   if (step_mask_.size()) {
     if (!step_pad_.resize(n)) return no_memory();
@@ -285,12 +295,13 @@ Status Model::prepare_cache_step(const Inputs& in) {
 
 // The attention inputs of every layer for this step: x [B, L, D], the padding mask [B, 1, 1, total]
 // and the rotary positions.
-MultiHeadAttention::Inputs Model::layer_inputs(const Inputs& in, const float* x, bool rope) const {
+MultiHeadAttention::Inputs Model::layer_inputs(const Inputs& in, const float* x, bool rope, bool windowed) const {
   MultiHeadAttention::Inputs a;
   a.query = x, a.batch = in.batch, a.q_len = in.length, a.query_length = in.batch * in.length * dim_;
-  if (step_pad_.size()) {
-    a.mask_kind = MaskKind::boolean, a.mask = step_pad_.data(), a.mask_length = static_cast<double>(step_pad_.size());
-    a.mask_dims[0] = in.batch, a.mask_dims[1] = 1, a.mask_dims[2] = step_windowed_ ? in.length : 1;
+  const Buffer<uint8_t>& mask = windowed && step_window_.size() ? step_window_ : step_pad_;
+  if (mask.size()) {
+    a.mask_kind = MaskKind::boolean, a.mask = mask.data(), a.mask_length = static_cast<double>(mask.size());
+    a.mask_dims[0] = in.batch, a.mask_dims[1] = 1, a.mask_dims[2] = &mask == &step_window_ ? in.length : 1;
     a.mask_dims[3] = step_total_;
   }
   if (rope) {
@@ -387,7 +398,7 @@ Status Model::prepare(const Inputs& in, Sizes& sizes) {
   const bool rope = config_.layer.attention.positional == PositionalBias::rotary;
   std::size_t n_out = 0, n_w = 0;
   for (std::size_t i = 0; s.ok() && i < layers_.size(); ++i) {
-    MultiHeadAttention::Inputs a = layer_inputs(in, nullptr, rope);
+    MultiHeadAttention::Inputs a = layer_inputs(in, nullptr, rope, windowed(i));
     a.want_weights = in.want_attentions;
     s = layers_[i]->prepare(a, n_out, n_w);
   }
@@ -424,7 +435,7 @@ Status Model::run(const Inputs& in, const Outputs& out) {
   const std::size_t n_w = step_weights_;
   Status s;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
-    MultiHeadAttention::Inputs a = layer_inputs(in, state(i), rope);
+    MultiHeadAttention::Inputs a = layer_inputs(in, state(i), rope, windowed(i));
     a.want_weights = in.want_attentions;
     s = layers_[i]->run(state(i + 1), in.want_attentions ? out.attentions + i * n_w : nullptr, a);
     if (!s.ok()) {
@@ -443,11 +454,14 @@ Status Model::run(const Inputs& in, const Outputs& out) {
     }
     std::copy(step_mask_.data(), step_mask_.data() + step_mask_.size(), cache_mask_.data());
   }
-  if (config_.final_norm == NormKind::rms_norm) s = rms_norm(x, x, B * L, dim_, final_.data(), config_.final_eps);
+  // The final norm: in place, or (ModernBERT's hidden states) into lastHiddenState only.
+  float* normed = in.want_hidden && config_.hidden_before_final_norm ? out.last_hidden : x;
+  if (config_.final_norm == NormKind::rms_norm) s = rms_norm(normed, x, B * L, dim_, final_.data(), config_.final_eps);
   else if (config_.final_norm == NormKind::layer_norm)
-    s = layer_norm(x, x, B * L, dim_, final_.data(), final_.data() + D, config_.final_eps);
+    s = layer_norm(normed, x, B * L, dim_, final_.data(), final_.data() + D, config_.final_eps);
   if (!s.ok()) return s;
-  std::copy(x, x + BLD, out.last_hidden);
+  if (normed == x) std::copy(x, x + BLD, out.last_hidden);
+  x = out.last_hidden;
   if (in.logits != LogitsMode::none) s = task ? task_logits(in, x, out.logits) : logits(in, x, out.logits);
   if (s.ok() && in.pooling != Pooling::none) s = pool(out.pooled, x, static_cast<int>(B), static_cast<int>(L), in.pooling, in.normalize, in.mask);
   return s;
@@ -472,6 +486,10 @@ Status Model::logits(const Inputs& in, const float* x, float* y) {
   }
   if (!mlm) {
     (config_.lm_head == LmHead::separate ? *head_ : *embeddings_).logits(y, rows, n);
+    if (config_.final_logit_softcap > 0) {
+      const float c = static_cast<float>(config_.final_logit_softcap);
+      for (std::size_t i = 0; i < n * static_cast<std::size_t>(vocab_); ++i) y[i] = c * std::tanh(y[i] / c);
+    }
     return Status::success();
   }
   // The masked-LM head: LayerNorm(act(dense(x))) @ word.T + bias.

@@ -34,7 +34,7 @@ const std::set<std::string>& ignorable() {
       "pooler_type", "n_ctx", "model_type", "dropout", "qa_dropout", "seq_classif_dropout", "tie_weights_",
       "max_window_layers", "hidden_dropout", "attention_softmax_in_fp32", "bias_dropout_fusion",
       "masked_softmax_fusion", "offset_alibi", "skip_bias_add", "skip_bias_add_qkv", "slow_but_exact", "unk_token_id",
-      "n_inner", "auto_map"};
+      "n_inner", "auto_map", "cache_implementation", "hidden_act"};
   return keys;
 }
 
@@ -420,6 +420,72 @@ Status bloom(Reader& r, json& spec) {
   return s;
 }
 
+// Gemma 2: RMSNorm with (1 + weight) (the weights move by 1 at load), embeddings times
+// sqrt(hidden_size), GeGLU (tanh gelu), a norm before and after each sub-layer (sandwich), sliding
+// windows on every other layer (the even ones, or as layer_types says), scores soft-capped by
+// attn_logit_softcapping and scaled by query_pre_attn_scalar^-0.5, logits soft-capped.
+Status gemma2(Reader& r, const json& j, json& spec) {
+  double vocab, dim, layers, heads, kv, head_dim, ffn, positions, eps, theta, scalar, window, attn_cap = 0, final_cap = 0;
+  Status s = r.size({"vocab_size"}, vocab);
+  if (s.ok()) s = r.size({"hidden_size"}, dim);
+  if (s.ok()) s = r.size({"num_hidden_layers"}, layers, 1, 1024);
+  if (s.ok()) s = r.size({"num_attention_heads"}, heads, 1, 4096);
+  if (s.ok()) s = r.optional_integer("num_key_value_heads", kv, heads, 1, 4096);
+  if (s.ok()) s = r.optional_integer("head_dim", head_dim, 256, 2, 4096);
+  if (s.ok()) s = r.size({"intermediate_size"}, ffn);
+  if (s.ok()) s = r.optional_integer("max_position_embeddings", positions, 8192, 1);
+  if (s.ok()) s = r.number("rms_norm_eps", eps, 1e-6, 0, 1);
+  if (s.ok()) s = r.number("rope_theta", theta, 10000, 1.0000001, 1e30);
+  if (s.ok()) s = r.number("query_pre_attn_scalar", scalar, 256, 1e-9, 1e30);
+  if (s.ok()) s = r.optional_integer("sliding_window", window, 4096, 0, 1 << 24);
+  if (s.ok() && r.has("attn_logit_softcapping")) s = r.number("attn_logit_softcapping", attn_cap, 0, 1e-9, 1e30);
+  else if (s.ok() && !j.contains("attn_logit_softcapping")) attn_cap = 50;  // the class default
+  if (s.ok() && r.has("final_logit_softcapping")) s = r.number("final_logit_softcapping", final_cap, 0, 1e-9, 1e30);
+  else if (s.ok() && !j.contains("final_logit_softcapping")) final_cap = 30;
+  bool attention_bias = false;
+  std::string act;
+  if (s.ok()) s = r.boolean("attention_bias", attention_bias, false);
+  if (s.ok()) s = r.string("hidden_activation", act, "gelu_pytorch_tanh");
+  if (s.ok()) s = activation_name("hidden_activation", act, act);
+  if (!s.ok()) return s;
+  if (std::fmod(heads, kv) != 0) {
+    return bad("num_key_value_heads", "num_attention_heads (" + show_number(heads) +
+                                          ") must be a multiple of num_key_value_heads (" + show_number(kv) + ")");
+  }
+  if (std::fmod(head_dim, 2) != 0) return bad("head_dim", "head_dim must be even for rotary embeddings");
+  // Which layers slide: layer_types, or the even layers (transformers' default for Gemma 2).
+  json pattern = {{"every", 2}, {"global", 1}};
+  if (r.has("layer_types")) {
+    const json& t = j["layer_types"];
+    if (!t.is_array() || t.size() != layers) return bad("layer_types", "'layer_types' must list one type per layer");
+    bool all = true, alternate = true;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t[i] != "sliding_attention" && t[i] != "full_attention") {
+        return bad("layer_types", "'layer_types' entries must be \"sliding_attention\" or \"full_attention\", got " + t[i].dump());
+      }
+      const bool slide = t[i] == "sliding_attention";
+      all &= slide;
+      alternate &= slide == (i % 2 == 0);
+    }
+    if (all) pattern = {{"every", 0}, {"global", 0}};
+    else if (!alternate) return bad("layer_types", "this 'layer_types' pattern is not supported (every layer, or the even ones)");
+  }
+  spec["numLayers"] = layers;
+  spec["embeddings"] = {{"vocabSize", vocab}, {"dim", dim}, {"maxPositions", positions}, {"typeVocabSize", 0},
+                        {"positional", "none"}, {"norm", "none"}, {"scale", std::sqrt(dim)}};
+  spec["positionIds"] = "arange";
+  spec["layer"] = {{"dim", dim}, {"numHeads", heads}, {"numKvHeads", kv}, {"headDim", head_dim}, {"ffnDim", ffn},
+                   {"activation", act}, {"normPlacement", "sandwich"}, {"norm", "rmsnorm"}, {"eps", eps},
+                   {"bias", attention_bias}, {"outBias", attention_bias}, {"ffnBias", false}, {"ffnGated", true},
+                   {"weightLayout", "outIn"}, {"positional", "rotary"}, {"rotary", {{"base", theta}, {"layout", "half"}}},
+                   {"causal", true}, {"scale", 1 / std::sqrt(scalar)}, {"softcap", attn_cap}};
+  spec["finalNorm"] = {{"norm", "rmsnorm"}, {"eps", eps}};
+  if (window > 0) spec["slidingWindow"] = window, spec["windowPattern"] = pattern;
+  if (final_cap > 0) spec["finalLogitSoftcap"] = final_cap;
+  spec["normPlusOne"] = true;  // Gemma's RMSNorm multiplies by (1 + weight)
+  return s;
+}
+
 // LLaMA and the families built like it: Qwen2 (q/k/v biases), Mistral (a sliding window on every
 // layer), Qwen3 (RMSNorm of each head's queries and keys before RoPE, head_dim 128 by default).
 Status llama(Reader& r, const json& j, const std::string& family, json& spec) {
@@ -589,7 +655,7 @@ Status task_head(Reader& r, const json& j, const std::string& family, json& spec
 }
 
 constexpr const char* kSupported =
-    "bert, roberta, xlm-roberta, distilbert, gpt2, gpt_neox, bloom, llama, qwen2, qwen3, mistral, phi3";
+    "bert, roberta, xlm-roberta, distilbert, gpt2, gpt_neox, bloom, llama, qwen2, qwen3, mistral, phi3, gemma2";
 
 Status model_spec_from_config(const char* text, std::size_t length, std::string& out) {
   if (length > kMaxConfigBytes) {
@@ -614,6 +680,7 @@ Status model_spec_from_config(const char* text, std::size_t length, std::string&
   else if (family == "gpt2") s = gpt2(r, spec);
   else if (family == "gpt_neox") s = gpt_neox(r, j, spec);
   else if (family == "bloom") s = bloom(r, spec);
+  else if (family == "gemma2") s = gemma2(r, j, spec);
   else if (family == "llama" || family == "qwen2" || family == "qwen3" || family == "mistral" || family == "phi3") {
     s = llama(r, j, family, spec);
   }
@@ -623,7 +690,7 @@ Status model_spec_from_config(const char* text, std::size_t length, std::string&
   // [vocab, dim] lm_head.weight (LLaMA's default). BERT and RoBERTa have none here yet.
   if (s.ok() && !encoder) {
     bool tie = false;
-    s = r.boolean("tie_word_embeddings", tie, family == "gpt2" || family == "bloom");
+    s = r.boolean("tie_word_embeddings", tie, family == "gpt2" || family == "bloom" || family == "gemma2");
     spec["lmHead"] = tie ? "tied" : "separate";
   } else {
     spec["lmHead"] = nullptr;

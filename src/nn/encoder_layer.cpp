@@ -13,6 +13,9 @@ Status check_layer_settings(const LayerSettings& l, double dim) {
   const int place = static_cast<int>(l.placement), norm = static_cast<int>(l.norm);
   if (place < 0 || place > 2) return Status::error(Code::invalid_argument, "normPlacement", "normPlacement must be 'post', 'pre' or 'sandwich'");
   if (norm < 1 || norm > 2) return Status::error(Code::invalid_argument, "norm", "norm must be 'layernorm' or 'rmsnorm'");
+  if (!l.attn_norm && l.placement != NormPlacement::pre) {
+    return Status::error(Code::invalid_argument, "attnNorm", "attnNorm false takes normPlacement 'pre'");
+  }
   if (l.parallel && l.placement != NormPlacement::pre) {
     return Status::error(Code::invalid_argument, "parallel", "a parallel residual takes normPlacement 'pre'");
   }
@@ -81,7 +84,7 @@ Status EncoderLayer::run(float* out, float* weights, const MultiHeadAttention::I
     h = scratch_.data(), a = h + rows * D;
     float* f = a + rows * D;
     MultiHeadAttention::Inputs ai = in;
-    norms_.apply(h, in.query, rows, 0);
+    norms_.apply(h, in.query, rows, config_.layer.attn_norm ? 0 : -1);
     ai.query = h;
     Status s = attention_->run(a, weights, ai);
     if (!s.ok()) return s;
@@ -91,7 +94,7 @@ Status EncoderLayer::run(float* out, float* weights, const MultiHeadAttention::I
     for (std::size_t i = 0; i < rows * D; ++i) out[i] = (f[i] + a[i]) + in.query[i];
     return s;
   }
-  Status s = residual(out, rows, D, p, norms_, 0, 2, h, a, [&](float* o, const float* x) {
+  Status s = residual(out, rows, D, p, norms_, config_.layer.attn_norm ? 0 : -1, 2, h, a, [&](float* o, const float* x) {
     MultiHeadAttention::Inputs ai = in;
     ai.query = x;
     return attention_->run(o, weights, ai);

@@ -37,6 +37,12 @@ Status check_multi_head_attention_config(const MultiHeadAttentionConfig& c) {
   if (s.ok()) s = check_integer("headDim", c.head_dim, 0, 4096);
   if (s.ok()) s = check_integer("kdim", c.kdim, 0, 1 << 16);
   if (s.ok()) s = check_integer("vdim", c.vdim, 0, 1 << 16);
+  if (s.ok() && !(std::isfinite(c.softcap) && c.softcap >= 0)) {
+    s = Status::error(Code::invalid_argument, "softcap", "softcap must be a finite number >= 0 (0 = none), got " + show_number(c.softcap));
+  }
+  if (s.ok() && !(std::isfinite(c.qk_norm_eps) && c.qk_norm_eps >= 0)) {
+    s = Status::error(Code::invalid_argument, "qkNormEps", "qkNormEps must be a finite number >= 0, got " + show_number(c.qk_norm_eps));
+  }
   if (!s.ok()) return s;
   const double kv = c.kv_heads == 0 ? c.heads : c.kv_heads;
   if (std::fmod(c.heads, kv) != 0) {
@@ -418,6 +424,7 @@ Status MultiHeadAttention::run(float* out, float* weights, const Inputs& in) {
     for (int d = 0; d < 4; ++d) a.mask.dims[d] = static_cast<int>(in.mask_dims[d]);
   }
   a.scale = scale_;
+  a.softcap = static_cast<float>(config_.softcap);
   a.causal = in.causal;
   a.alibi = config_.positional == PositionalBias::alibi ? slopes_.data() : nullptr;
   Status s = attention(a);

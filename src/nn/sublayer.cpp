@@ -30,6 +30,10 @@ Status NormSet::weight(int which, double length, float*& data) const {
 }
 
 void NormSet::apply(float* out, const float* x, std::size_t rows, int k) const {
+  if (k < 0) {
+    if (out != x) std::copy(x, x + rows * static_cast<std::size_t>(dim_), out);
+    return;
+  }
   const float* w = data_.data() + 2 * static_cast<std::size_t>(k) * dim_;
   if (kind_ == NormKind::rms_norm) rms_norm(out, x, rows, dim_, w, eps_);
   else layer_norm(out, x, rows, dim_, w, w + dim_, eps_);

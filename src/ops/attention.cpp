@@ -103,6 +103,7 @@ void attention(const AttentionArgs& a, float* score, bool exact) {
           const float* k = a.k.row(b, g, j);
           float x = 0;
           for (int c = 0; c < s.head_dim; ++c) x += q[c] * k[c];
+          if (a.softcap > 0) x = a.softcap * std::tanh(x / a.softcap);
           if (a.alibi) x += a.alibi[h] * static_cast<float>(j - p);
           x += mask_term(a.mask, mrow, j);
           if (a.causal && j > p) x += kNegInf;

@@ -3,6 +3,7 @@
 // step is one call: ids in, the states and logits asked for out.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -72,7 +73,11 @@ struct ModelConfig {
   bool mlm_head = false;             // BERT / RoBERTa's masked-LM head (see ModelPart::mlm)
   Activation mlm_activation = Activation::gelu;
   double context_size = 0;           // the most positions a sequence (and the KV cache) may hold
-  double window = 0;                 // causal models: a query sees the `window` keys up to itself (0 = all)
+  // A local attention window (0 = none): causal models see the `window` keys up to and including
+  // the query; bidirectional ones (ModernBERT) the keys within window / 2 of it. On every layer
+  // (window_every 0), or on every layer but those with i % window_every == window_global
+  // (Gemma 2: 2, 1; ModernBERT: 3, 0), whose rotary base is then local_rope_base when set.
+  double window = 0;
   TaskHead task_head = TaskHead::none;
   double num_labels = 0;             // the classifier's rows (2 for span)
   HeadPool head_pool = HeadPool::first;
@@ -80,6 +85,11 @@ struct ModelConfig {
   HeadActivation head_activation = HeadActivation::none;
   bool head_bias = true;             // the classifier's bias
   double pad_token_id = -1;          // last_token pooling's padding id (-1: none, batch 1 only)
+  double window_every = 0, window_global = 0;
+  double local_rope_base = 0;        // the windowed layers' rotary base (0 = the layers' own)
+  double final_logit_softcap = 0;    // Gemma 2: logits = c tanh(logits / c) (0 = none)
+  bool hidden_before_final_norm = false;  // ModernBERT: hidden states' last entry before the final norm
+  bool first_attn_norm = true;       // false: layer 0 has no norm before its attention (ModernBERT)
 };
 
 Status check_model_config(const ModelConfig& c);
@@ -163,7 +173,11 @@ class Model : public HeapObject {
  private:
   Model() = default;
   Status prepare_cache_step(const Inputs& in);
-  MultiHeadAttention::Inputs layer_inputs(const Inputs& in, const float* x, bool rope) const;
+  MultiHeadAttention::Inputs layer_inputs(const Inputs& in, const float* x, bool rope, bool windowed) const;
+  bool windowed(std::size_t layer) const {
+    const double n = config_.window_every;
+    return config_.window > 0 && (n == 0 || std::fmod(static_cast<double>(layer), n) != config_.window_global);
+  }
   Status logits(const Inputs& in, const float* x, float* y);
   Status task_logits(const Inputs& in, const float* x, float* y);
   Status pool(float* out, const float* h, int B, int L, Pooling pooling, bool normalize, const int32_t* mask);
@@ -186,8 +200,8 @@ class Model : public HeapObject {
   // A prepared step: the whole mask [B, total] (size 0: every position a token), its boolean form
   // for the layers, and the position ids [B, L] (size 0: the default rule).
   Buffer<int32_t> step_mask_, step_positions_;
-  Buffer<uint8_t> step_pad_;  // [B, 1, 1, total], or with a window [B, 1, L, total]
-  bool step_windowed_ = false;
+  Buffer<uint8_t> step_pad_;     // [B, 1, 1, total] (size 0: no padding)
+  Buffer<uint8_t> step_window_;  // [B, 1, L, total] for the windowed layers (size 0: the window sees everything)
   int step_past_ = 0, step_total_ = 0;
   std::size_t step_weights_ = 0;  // attention weights per layer
 };

@@ -23,6 +23,7 @@ struct LayerSettings {
   bool ffn_bias = true;
   bool ffn_gated = false;              // LLaMA's MLP: linear2(act(gate(x)) * linear1(x))
   bool parallel = false;               // GPT-NeoX's parallel residual: x + attn(norm1(x)) + ffn(norm2(x)) (pre-norm)
+  bool attn_norm = true;               // false: no norm before the attention (ModernBERT's first layer; pre-norm)
 };
 
 Status check_layer_settings(const LayerSettings& s, double dim);

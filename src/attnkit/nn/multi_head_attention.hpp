@@ -34,6 +34,7 @@ struct MultiHeadAttentionConfig {
   WeightLayout layout = WeightLayout::out_in;  // in_out: GPT-2's Conv1D c_attn / c_proj
   bool qk_norm = false;      // Qwen3: RMSNorm of each head's query and key over head_dim, before RoPE
   double qk_norm_eps = 1e-6;
+  double softcap = 0;        // Gemma 2: scores become softcap * tanh(score / softcap) (0 = none)
 };
 
 Status check_multi_head_attention_config(const MultiHeadAttentionConfig& c);

@@ -31,7 +31,7 @@ class NormSet {
   int count() const { return 2 * sublayers_; }  // weight numbers: 2 k (weight), 2 k + 1 (bias)
   // `which` in [0, 2 * count()): checks that the norm exists and `length` == dim.
   Status weight(int which, double length, float*& data) const;
-  // out = norm k (0-based) of x over rows of dim; out may alias x.
+  // out = norm k (0-based) of x over rows of dim; out may alias x. k < 0: out = x (no norm).
   void apply(float* out, const float* x, std::size_t rows, int k) const;
   static std::string name(int which);  // "norm3.bias"
 

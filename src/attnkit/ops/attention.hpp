@@ -58,7 +58,8 @@ struct AttentionShape {
 };
 
 // Attention for every (batch b, head h, query i):
-//   s[j]   = scale * dot(q[b,h,i], k[b,g,j]) + alibi[h] * (j - p_i) + mask[b,h,i,j]
+//   s[j]   = cap(scale * dot(q[b,h,i], k[b,g,j])) + alibi[h] * (j - p_i) + mask[b,h,i,j]
+//   cap(x) = softcap * tanh(x / softcap) with a soft-cap (Gemma 2's attn_logit_softcapping), else x
 //   w      = softmax_j(s)          out[b,h,i] = sum_j w[j] * v[b,g,j]
 // with g = h / (heads / kv_heads) (grouped-query attention; kv_heads == heads is multi-head,
 // kv_heads == 1 multi-query). p_i = (kv_len - q_len) + i is the query's position when the keys
@@ -90,6 +91,7 @@ struct AttentionArgs {
   float scale = 0;
   bool causal = false;
   const float* alibi = nullptr;
+  float softcap = 0;  // 0 = none
 };
 
 // Checks the seven sizes (doubles from JavaScript) and fills `shape`: all integers, heads a

@@ -144,6 +144,7 @@ inline void broadcast_lanes(const bf& p, float* pb_j_r, std::integer_sequence<un
 // Everything one score row needs besides its numbers.
 struct RowContext {
   float slope;    // 0 = no ALiBi
+  float softcap;  // in log2 units (softcap * log2 e); 0 = none
   int position;   // the query's position p_i
   bool causal;
   const MaskView* mask;
@@ -159,6 +160,9 @@ struct softmax_tile_row {
   float operator()(Arch, float* s, float* pb, int r, int j0, int n, int np, const RowContext& rc, float& m,
                    float& l) const {
     constexpr float kLog2e = 1.44269504088896341f;
+    // The soft-cap c tanh(x / c) of the scaled dots, in log2 units (c' = c log2 e, x' = x log2 e).
+    if (rc.softcap > 0.f)
+      for (int jj = 0; jj < n; ++jj) s[jj] = rc.softcap * std::tanh(s[jj] / rc.softcap);
     if (rc.slope != 0.f) {  // ALiBi: + slope * (j - p), in log2 units
       const bf slope(rc.slope * kLog2e);
       alignas(64) float iota[kN];
@@ -342,7 +346,7 @@ void super_block(const AttentionArgs& a, const Plan& p, int b, int h, int i00, c
   const int d = s.head_dim, dv = s.v_dim, lk = s.kv_len, tile = p.tile;
   const float qscale = a.scale * 1.44269504088896341f;  // scores in log2 units
   const float* vbase = a.v.row(b, h / p.group, 0);
-  RowContext rc{a.alibi ? a.alibi[h] : 0.f, 0, a.causal, &a.mask, 0};
+  RowContext rc{a.alibi ? a.alibi[h] : 0.f, a.softcap * 1.44269504088896341f, 0, a.causal, &a.mask, 0};
   // A super-block of `blocks` query blocks shares each key/value tile while it is in cache:
   // per query block the whole K and V stream by, which for long rows comes from L3 (at
   // L = 4096, 3 % faster causal and 6 % bidirectional with 512-key tiles).

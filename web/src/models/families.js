@@ -192,6 +192,17 @@ FAMILIES.phi3 = {
   },
 };
 
+// Gemma 2: a norm before and after each sub-layer (our sandwich: norm1/norm2 before attention /
+// feed-forward, norm3/norm4 after), GeGLU as LLaMA's gate/up/down; the head tied.
+FAMILIES.gemma2 = {
+  ...FAMILIES.llama,
+  layerWeights: {
+    ...FAMILIES.llama.layerWeights,
+    'input_layernorm.weight': 'norm1.weight', 'pre_feedforward_layernorm.weight': 'norm2.weight',
+    'post_attention_layernorm.weight': 'norm3.weight', 'post_feedforward_layernorm.weight': 'norm4.weight',
+  },
+};
+
 // DistilBERT: BERT's layers under other names, no token types; its masked-LM head is
 // vocab_transform, the activation, vocab_layer_norm and vocab_projector (tied to the word table).
 FAMILIES.distilbert = {

@@ -103,6 +103,9 @@ export class Model extends OwnedHandle {
       taskHead: spec.head?.task ?? 'none', numLabels: spec.head?.numLabels ?? 0, headPool: spec.head?.pool ?? 'first',
       headDense: spec.head?.dense ?? 'none', headActivation: spec.head?.activation ?? 'none', headBias: spec.head?.bias ?? true,
       padTokenId: Number.isInteger(spec.padTokenId) ? spec.padTokenId : -1,
+      windowEvery: spec.windowPattern?.every ?? 0, windowGlobal: spec.windowPattern?.global ?? 0,
+      localRopeBase: spec.localRopeBase ?? 0, finalLogitSoftcap: spec.finalLogitSoftcap ?? 0,
+      hiddenBeforeFinalNorm: spec.hiddenBeforeFinalNorm ?? false, firstAttnNorm: spec.firstAttnNorm ?? true,
     });
     this._config = { ...att.config, ...lay.config };
     // Every float32 the model will hold, checked against the heap before the first is allocated.
@@ -336,6 +339,15 @@ export class Model extends OwnedHandle {
     if (this.spec.ropeFactors) {
       layers.forEach((l, i) => put(l, 'ropeFactors', Float32Array.from(this.spec.ropeFactors), 'rope_scaling', `layer ${i}`));
     }
+    // Gemma's RMSNorm multiplies by (1 + weight): the norms' weights move by one here.
+    if (this.spec.normPlusOne) {
+      const plusOne = (v) => {
+        const d = v?.data ?? v;
+        return d instanceof Float32Array ? d.map((x) => x + 1) : v;
+      };
+      for (const l of layers) for (const k of Object.keys(l)) if (/^norm\d\.weight$/.test(k)) l[k] = plusOne(l[k]);
+      if (final.weight) final.weight = plusOne(final.weight);
+    }
     const missing = this._missing(emb, layers, final) ?? this._missingHead(task, pooler, taskNames);
     if (missing) {
       throw new AttnkitError(`${fn}: the weights lack ${missing} (${Object.keys(tensors).length} tensors given)`, {
@@ -403,6 +415,7 @@ export class Model extends OwnedHandle {
         : ['qWeight', 'kWeight', 'vWeight', ...(l.bias ? ['qBias', 'kBias', 'vBias'] : [])]),
       'outWeight', ...(l.outBias ? ['outBias'] : []), ...(l.qkNorm ? ['qNorm', 'kNorm'] : []),
       'norm1.weight', 'norm2.weight', ...(l.norm === 'layernorm' ? ['norm1.bias', 'norm2.bias'] : []),
+      ...(l.normPlacement === 'sandwich' ? ['norm3.weight', 'norm4.weight', ...(l.norm === 'layernorm' ? ['norm3.bias', 'norm4.bias'] : [])] : []),
       'linear1.weight', 'linear2.weight', ...(l.ffnGated ? ['gate.weight'] : []),
       ...(l.ffnBias ? ['linear1.bias', 'linear2.bias', ...(l.ffnGated ? ['gate.bias'] : [])] : []),
     ];

@@ -10,7 +10,7 @@ import {
 
 /** EncoderLayer's options: the attention's and the layer's own. */
 export const LAYER_OPTIONS = [...ATTENTION_OPTIONS, 'ffnDim', 'activation', 'normPlacement', 'norm', 'eps', 'ffnBias',
-  'ffnGated', 'parallel'];
+  'ffnGated', 'parallel', 'attnNorm'];
 
 export const FFN_WEIGHTS = WEIGHTS.FeedForward;
 // Hugging Face's LLaMA MLP names for the gated feed-forward.
@@ -30,7 +30,7 @@ export function prefixed(prefix) {
 export function layerSettings(fn, options) {
   const {
     ffnDim, activation = 'gelu', normPlacement = 'post', norm = 'layernorm', eps = 1e-5, ffnBias = true,
-    ffnGated = false, parallel = false,
+    ffnGated = false, parallel = false, attnNorm = true,
   } = options;
   const act = activation === 'gelu_new' ? 'gelu_tanh' : activation;
   const fields = {
@@ -42,8 +42,9 @@ export function layerSettings(fn, options) {
     ffnBias: boolean(fn, 'ffnBias', ffnBias),
     ffnGated: boolean(fn, 'ffnGated', ffnGated),
     parallel: boolean(fn, 'parallel', parallel),
+    attnNorm: boolean(fn, 'attnNorm', attnNorm),
   };
-  return { fields, config: { ffnDim, activation: act, normPlacement, norm, eps, ffnBias, ffnGated, parallel } };
+  return { fields, config: { ffnDim, activation: act, normPlacement, norm, eps, ffnBias, ffnGated, parallel, attnNorm } };
 }
 
 /** Dims of the norms' (norm1 .. normN) and the feed-forward's weights for a layer config. */

@@ -37,7 +37,7 @@ export function sequenceInput(fn, name, x, features) {
 
 /** MultiHeadAttention's options (EncoderLayer and DecoderLayer add their own). */
 export const ATTENTION_OPTIONS = ['dim', 'numHeads', 'numKvHeads', 'headDim', 'kdim', 'vdim', 'bias', 'outBias',
-  'positional', 'rotary', 'scale', 'causal', 'weightLayout', 'qkNorm', 'qkNormEps'];
+  'positional', 'rotary', 'scale', 'causal', 'weightLayout', 'qkNorm', 'qkNormEps', 'softcap'];
 
 /**
  * The MultiHeadAttentionConfig fields (bindings/boundary.json) and the config object the module
@@ -46,6 +46,7 @@ export const ATTENTION_OPTIONS = ['dim', 'numHeads', 'numKvHeads', 'headDim', 'k
 export function attentionConfig(fn, {
   dim, numHeads, numKvHeads = 0, headDim = 0, kdim = 0, vdim = 0, bias = true, outBias = bias,
   positional = 'none', rotary = {}, scale, causal = false, weightLayout = 'outIn', qkNorm = false, qkNormEps = 1e-6,
+  softcap = 0,
 } = {}) {
   const heads = num(fn, 'numHeads', numHeads);
   const d = num(fn, 'dim', dim);
@@ -60,7 +61,7 @@ export function attentionConfig(fn, {
     scale: scale === undefined ? NaN : finite(fn, 'scale', scale),
     rotary: rotaryFields(fn, Number.isInteger(hd) ? hd : 0, rotary),
     weightLayout: ENUMS.WeightLayout[oneOf(fn, 'weightLayout', weightLayout, ENUMS.WeightLayout)],
-    qkNorm: boolean(fn, 'qkNorm', qkNorm), qkNormEps: finite(fn, 'qkNormEps', qkNormEps),
+    qkNorm: boolean(fn, 'qkNorm', qkNorm), qkNormEps: finite(fn, 'qkNormEps', qkNormEps), softcap: finite(fn, 'softcap', softcap),
   };
   const config = {
     dim: d, numHeads: heads, numKvHeads: numKvHeads || heads, headDim: hd, kdim: kdim || d, vdim: vdim || d,

@@ -68,11 +68,11 @@ export function writeRotaryConfig(o, out = new Float64Array(15), at = 0) {
   return out;
 }
 
-export const MULTI_HEAD_ATTENTION_CONFIG_SIZE = 28;
+export const MULTI_HEAD_ATTENTION_CONFIG_SIZE = 29;
 
-/** MultiHeadAttentionConfig (dim, numHeads, numKvHeads, headDim, kdim, vdim, bias, outBias, positional, rotary, scale, weightLayout, qkNorm, qkNormEps) into out[at..at + 28). */
-export function writeMultiHeadAttentionConfig(o, out = new Float64Array(28), at = 0) {
-  fields('MultiHeadAttentionConfig', o, ["dim","numHeads","numKvHeads","headDim","kdim","vdim","bias","outBias","positional","rotary","scale","weightLayout","qkNorm","qkNormEps"]);
+/** MultiHeadAttentionConfig (dim, numHeads, numKvHeads, headDim, kdim, vdim, bias, outBias, positional, rotary, scale, weightLayout, qkNorm, qkNormEps, softcap) into out[at..at + 29). */
+export function writeMultiHeadAttentionConfig(o, out = new Float64Array(29), at = 0) {
+  fields('MultiHeadAttentionConfig', o, ["dim","numHeads","numKvHeads","headDim","kdim","vdim","bias","outBias","positional","rotary","scale","weightLayout","qkNorm","qkNormEps","softcap"]);
   out[at + 0] = o.dim;
   out[at + 1] = o.numHeads;
   out[at + 2] = o.numKvHeads;
@@ -87,14 +87,15 @@ export function writeMultiHeadAttentionConfig(o, out = new Float64Array(28), at 
   out[at + 25] = index('MultiHeadAttentionConfig.weightLayout', ENUMS.WeightLayout, o.weightLayout);
   out[at + 26] = o.qkNorm ? 1 : 0;
   out[at + 27] = o.qkNormEps;
+  out[at + 28] = o.softcap;
   return out;
 }
 
-export const LAYER_SETTINGS_SIZE = 8;
+export const LAYER_SETTINGS_SIZE = 9;
 
-/** LayerSettings (ffnDim, activation, normPlacement, norm, eps, ffnBias, ffnGated, parallel) into out[at..at + 8). */
-export function writeLayerSettings(o, out = new Float64Array(8), at = 0) {
-  fields('LayerSettings', o, ["ffnDim","activation","normPlacement","norm","eps","ffnBias","ffnGated","parallel"]);
+/** LayerSettings (ffnDim, activation, normPlacement, norm, eps, ffnBias, ffnGated, parallel, attnNorm) into out[at..at + 9). */
+export function writeLayerSettings(o, out = new Float64Array(9), at = 0) {
+  fields('LayerSettings', o, ["ffnDim","activation","normPlacement","norm","eps","ffnBias","ffnGated","parallel","attnNorm"]);
   out[at + 0] = o.ffnDim;
   out[at + 1] = index('LayerSettings.activation', ENUMS.Activation, o.activation);
   out[at + 2] = index('LayerSettings.normPlacement', ENUMS.NormPlacement, o.normPlacement);
@@ -103,27 +104,28 @@ export function writeLayerSettings(o, out = new Float64Array(8), at = 0) {
   out[at + 5] = o.ffnBias ? 1 : 0;
   out[at + 6] = o.ffnGated ? 1 : 0;
   out[at + 7] = o.parallel ? 1 : 0;
+  out[at + 8] = o.attnNorm ? 1 : 0;
   return out;
 }
 
-export const ENCODER_LAYER_CONFIG_SIZE = 36;
+export const ENCODER_LAYER_CONFIG_SIZE = 38;
 
-/** EncoderLayerConfig (attention, layer) into out[at..at + 36). */
-export function writeEncoderLayerConfig(o, out = new Float64Array(36), at = 0) {
+/** EncoderLayerConfig (attention, layer) into out[at..at + 38). */
+export function writeEncoderLayerConfig(o, out = new Float64Array(38), at = 0) {
   fields('EncoderLayerConfig', o, ["attention","layer"]);
   writeMultiHeadAttentionConfig(o.attention, out, at + 0);
-  writeLayerSettings(o.layer, out, at + 28);
+  writeLayerSettings(o.layer, out, at + 29);
   return out;
 }
 
-export const DECODER_LAYER_CONFIG_SIZE = 64;
+export const DECODER_LAYER_CONFIG_SIZE = 67;
 
-/** DecoderLayerConfig (selfAttention, crossAttention, layer) into out[at..at + 64). */
-export function writeDecoderLayerConfig(o, out = new Float64Array(64), at = 0) {
+/** DecoderLayerConfig (selfAttention, crossAttention, layer) into out[at..at + 67). */
+export function writeDecoderLayerConfig(o, out = new Float64Array(67), at = 0) {
   fields('DecoderLayerConfig', o, ["selfAttention","crossAttention","layer"]);
   writeMultiHeadAttentionConfig(o.selfAttention, out, at + 0);
-  writeMultiHeadAttentionConfig(o.crossAttention, out, at + 28);
-  writeLayerSettings(o.layer, out, at + 56);
+  writeMultiHeadAttentionConfig(o.crossAttention, out, at + 29);
+  writeLayerSettings(o.layer, out, at + 58);
   return out;
 }
 
@@ -146,31 +148,37 @@ export function writeEmbeddingsConfig(o, out = new Float64Array(11), at = 0) {
   return out;
 }
 
-export const MODEL_CONFIG_SIZE = 65;
+export const MODEL_CONFIG_SIZE = 73;
 
-/** ModelConfig (embeddings, layer, numLayers, causal, positionIds, layerScale, finalNorm, finalEps, lmHead, mlmHead, mlmActivation, contextSize, window, taskHead, numLabels, headPool, headDense, headActivation, headBias, padTokenId) into out[at..at + 65). */
-export function writeModelConfig(o, out = new Float64Array(65), at = 0) {
-  fields('ModelConfig', o, ["embeddings","layer","numLayers","causal","positionIds","layerScale","finalNorm","finalEps","lmHead","mlmHead","mlmActivation","contextSize","window","taskHead","numLabels","headPool","headDense","headActivation","headBias","padTokenId"]);
+/** ModelConfig (embeddings, layer, numLayers, causal, positionIds, layerScale, finalNorm, finalEps, lmHead, mlmHead, mlmActivation, contextSize, window, taskHead, numLabels, headPool, headDense, headActivation, headBias, padTokenId, windowEvery, windowGlobal, localRopeBase, finalLogitSoftcap, hiddenBeforeFinalNorm, firstAttnNorm) into out[at..at + 73). */
+export function writeModelConfig(o, out = new Float64Array(73), at = 0) {
+  fields('ModelConfig', o, ["embeddings","layer","numLayers","causal","positionIds","layerScale","finalNorm","finalEps","lmHead","mlmHead","mlmActivation","contextSize","window","taskHead","numLabels","headPool","headDense","headActivation","headBias","padTokenId","windowEvery","windowGlobal","localRopeBase","finalLogitSoftcap","hiddenBeforeFinalNorm","firstAttnNorm"]);
   writeEmbeddingsConfig(o.embeddings, out, at + 0);
   writeEncoderLayerConfig(o.layer, out, at + 11);
-  out[at + 47] = o.numLayers;
-  out[at + 48] = o.causal ? 1 : 0;
-  out[at + 49] = index('ModelConfig.positionIds', ENUMS.PositionIdsRule, o.positionIds);
-  out[at + 50] = index('ModelConfig.layerScale', ENUMS.LayerScaleRule, o.layerScale);
-  out[at + 51] = index('ModelConfig.finalNorm', ENUMS.NormKind, o.finalNorm);
-  out[at + 52] = o.finalEps;
-  out[at + 53] = index('ModelConfig.lmHead', ENUMS.LmHead, o.lmHead);
-  out[at + 54] = o.mlmHead ? 1 : 0;
-  out[at + 55] = index('ModelConfig.mlmActivation', ENUMS.Activation, o.mlmActivation);
-  out[at + 56] = o.contextSize;
-  out[at + 57] = o.window;
-  out[at + 58] = index('ModelConfig.taskHead', ENUMS.TaskHead, o.taskHead);
-  out[at + 59] = o.numLabels;
-  out[at + 60] = index('ModelConfig.headPool', ENUMS.HeadPool, o.headPool);
-  out[at + 61] = index('ModelConfig.headDense', ENUMS.HeadDense, o.headDense);
-  out[at + 62] = index('ModelConfig.headActivation', ENUMS.HeadActivation, o.headActivation);
-  out[at + 63] = o.headBias ? 1 : 0;
-  out[at + 64] = o.padTokenId;
+  out[at + 49] = o.numLayers;
+  out[at + 50] = o.causal ? 1 : 0;
+  out[at + 51] = index('ModelConfig.positionIds', ENUMS.PositionIdsRule, o.positionIds);
+  out[at + 52] = index('ModelConfig.layerScale', ENUMS.LayerScaleRule, o.layerScale);
+  out[at + 53] = index('ModelConfig.finalNorm', ENUMS.NormKind, o.finalNorm);
+  out[at + 54] = o.finalEps;
+  out[at + 55] = index('ModelConfig.lmHead', ENUMS.LmHead, o.lmHead);
+  out[at + 56] = o.mlmHead ? 1 : 0;
+  out[at + 57] = index('ModelConfig.mlmActivation', ENUMS.Activation, o.mlmActivation);
+  out[at + 58] = o.contextSize;
+  out[at + 59] = o.window;
+  out[at + 60] = index('ModelConfig.taskHead', ENUMS.TaskHead, o.taskHead);
+  out[at + 61] = o.numLabels;
+  out[at + 62] = index('ModelConfig.headPool', ENUMS.HeadPool, o.headPool);
+  out[at + 63] = index('ModelConfig.headDense', ENUMS.HeadDense, o.headDense);
+  out[at + 64] = index('ModelConfig.headActivation', ENUMS.HeadActivation, o.headActivation);
+  out[at + 65] = o.headBias ? 1 : 0;
+  out[at + 66] = o.padTokenId;
+  out[at + 67] = o.windowEvery;
+  out[at + 68] = o.windowGlobal;
+  out[at + 69] = o.localRopeBase;
+  out[at + 70] = o.finalLogitSoftcap;
+  out[at + 71] = o.hiddenBeforeFinalNorm ? 1 : 0;
+  out[at + 72] = o.firstAttnNorm ? 1 : 0;
   return out;
 }
 
