@@ -35,7 +35,8 @@ class Tokenizer : public HeapObject {
  public:
   // tokenizer.json: model WordPiece, BPE, or a SentencePiece model (Unigram; BPE with
   // byte_fallback) with the normalizers SentencePiece converters write (Precompiled, Replace,
-  // Prepend, Strip) and any pre-tokenizer but ByteLevel before a final Metaspace; normalizer
+  // Prepend, Strip, in the file's order: SentencePiece::Pipeline) and any pre-tokenizer but
+  // ByteLevel before a final Metaspace; normalizer
   // BertNormalizer, Lowercase, NFD/NFC/NFKD/NFKC, Nmt, StripAccents or a Sequence of them;
   // pre_tokenizer BertPreTokenizer, ByteLevel, Whitespace, WhitespaceSplit, Digits, Punctuation,
   // Split, CharDelimiterSplit or a Sequence of them; post_processor TemplateProcessing,

@@ -344,6 +344,52 @@ TEST(SentencePiece, GeneralPreTokenizersRunBeforeMetaspace) {
   EXPECT_EQ(error({{"type", "Split"}, {"pattern", {{"Regex", "(a"}}}, {"behavior", "Isolated"}}), "pre_tokenizer.pattern");
 }
 
+// The normalizer steps C++ runs for a SentencePiece model, in the file's order (SpmConverter's
+// Precompiled, Strip(right), Replace(" {2,}" -> "▁"); DebertaV2Converter's Strip before the rest):
+// each changes the text the model sees, and offsets point into the input.
+TEST(SentencePiece, NormalizerStepsRunInTheFilesOrder) {
+  const std::string s = "\xE2\x96\x81";  // U+2581
+  // 0 <unk>, 1 ▁, 2 a, 3 b, 4 ▁a, 5 ▁b, 6 " "
+  nlohmann::json vocab = nlohmann::json::array();
+  for (const auto& [piece, score] : std::vector<std::pair<std::string, double>>{
+           {"<unk>", 0.0}, {s, -3.0}, {"a", -2.0}, {"b", -2.0}, {s + "a", -1.0}, {s + "b", -1.0}, {" ", -1.0}}) {
+    vocab.push_back(nlohmann::json::array({piece, score}));
+  }
+  const nlohmann::json metaspace = {{"type", "Metaspace"}, {"replacement", s}, {"prepend_scheme", "always"}, {"split", true}};
+  const auto make = [&](const nlohmann::json& steps) {
+    const nlohmann::json j = {{"normalizer", {{"type", "Sequence"}, {"normalizers", steps}}}, {"pre_tokenizer", metaspace},
+                              {"model", {{"type", "Unigram"}, {"unk_id", 0}, {"vocab", vocab}}}};
+    const std::string text = j.dump();
+    std::unique_ptr<Tokenizer> t;
+    const Status st = Tokenizer::from_tokenizer_json(text.data(), text.size(), t);
+    EXPECT_TRUE(st.ok()) << st.message;
+    return t;
+  };
+  const auto run = [](const std::unique_ptr<Tokenizer>& t, const std::string& text) {
+    std::vector<int32_t> out;
+    const Status st = t->sentencepiece()->encode(text.data(), text.size(), out, true);
+    EXPECT_TRUE(st.ok()) << st.message;
+    return out;
+  };
+  const nlohmann::json strip_right = {{"type", "Strip"}, {"strip_left", false}, {"strip_right", true}};
+  const nlohmann::json strip_both = {{"type", "Strip"}, {"strip_left", true}, {"strip_right", true}};
+  const auto collapse = [&](const std::string& to) {
+    return nlohmann::json{{"type", "Replace"}, {"pattern", {{"Regex", " {2,}"}}}, {"content", to}};
+  };
+  // Strip(right) then Replace(" {2,}" -> "▁"): "  a   b  " -> "  a   b" -> "▁a▁b"; the run's ▁ spans the run.
+  const auto spm = make({strip_right, collapse(s)});
+  EXPECT_EQ(run(spm, "  a   b  "), (std::vector<int32_t>{4, 0, 3, 5, 3, 7}));
+  EXPECT_EQ(run(spm, "a b"), (std::vector<int32_t>{4, 0, 1, 5, 1, 3}));
+  // The other order: the trailing run becomes ▁ before Strip, which then keeps it.
+  const auto late = make({collapse(s), strip_right});
+  EXPECT_EQ(run(late, "a  "), (std::vector<int32_t>{4, 0, 1, 1, 1, 3}));
+  EXPECT_EQ(run(spm, "a  "), (std::vector<int32_t>{4, 0, 1}));
+  // Replace(" {2,}" -> " ") and Strip on both sides: "  a  " -> "a" -> "▁a".
+  const auto deberta = make({strip_both, collapse(" ")});
+  EXPECT_EQ(run(deberta, "  a  "), (std::vector<int32_t>{4, 2, 3}));
+  EXPECT_EQ(run(deberta, "a  b"), (std::vector<int32_t>{4, 0, 1, 5, 1, 4}));
+}
+
 // A Unigram vocabulary is read straight from the text (VocabScan) unless the reader gives
 // up (here: a piece written with a surrogate-pair escape), when nlohmann reads the whole file. Both
 // must give the same pieces and the same float32 scores: scores printed as doubles of float32

@@ -104,7 +104,7 @@ TEST(Tokenizer, TokenizerJsonRejectsWhatItCannotRun) {
             "normalizer.precompiled_charsmap");
   EXPECT_EQ(error(uni_with("normalizer", {{"type", "Sequence"}, {"normalizers", {{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}},
                                                                                 {{"type", "Strip"}}}}})),
-            "normalizer.normalizers[1]");  // Strip after Prepend: out of the converters' order
+            "normalizer.normalizers[1].strip_left");  // Hugging Face's Strip names both sides
   EXPECT_EQ(error(uni_with("normalizer", {{"type", "Prepend"}, {"prepend", "_"}})), "normalizer.prepend");
   EXPECT_EQ(error(uni_with("pre_tokenizer", {{"type", "Metaspace"}, {"replacement", "_"}})), "pre_tokenizer.replacement");
   EXPECT_EQ(error(uni_with("pre_tokenizer", {{"type", "Metaspace"}, {"prepend_scheme", "sometimes"}})), "pre_tokenizer.prepend_scheme");

@@ -24,6 +24,15 @@ const CLUSTER = /[\u1100-\u115F\uA960-\uA97C\uAC00-\uD7A3][\u1160-\u11FF\uD7B0-\
  * decomposition stay within one source span.
  */
 export function normalize(text, steps, base = 0) {
+  if (steps.length === 0) { // no normaliser (BLOOM): each character is its own span, marks too
+    const map = new Array(text.length);
+    for (let i = 0; i < text.length;) {
+      const n = text.codePointAt(i) > 0xffff ? 2 : 1;
+      for (let k = 0; k < n; k++) map[i + k] = [base + i, base + i + n];
+      i += n;
+    }
+    return { text, map };
+  }
   if (steps.some((st) => st.type === 'replace')) return normalizeWithReplace(text, steps, base);
   let out = '';
   const map = [];
@@ -46,7 +55,15 @@ export function normalize(text, steps, base = 0) {
       else s = s.normalize(step.type.toUpperCase());
     }
     out += s;
-    for (let k = 0; k < s.length; k++) map.push([base + m.index, base + m.index + m[0].length]);
+    if (s === m[0]) { // left as it was: each character keeps its own span (as Hugging Face's alignments)
+      for (let k = 0; k < s.length; k++) {
+        const first = k > 0 && s.charCodeAt(k) >= 0xdc00 && s.charCodeAt(k) <= 0xdfff && s.charCodeAt(k - 1) >= 0xd800 && s.charCodeAt(k - 1) <= 0xdbff;
+        const at = first ? k - 1 : k;
+        map.push([base + m.index + at, base + m.index + at + (s.codePointAt(at) > 0xffff ? 2 : 1)]);
+      }
+    } else {
+      for (let k = 0; k < s.length; k++) map.push([base + m.index, base + m.index + m[0].length]);
+    }
   }
   return { text: out, map };
 }

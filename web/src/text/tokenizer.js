@@ -258,7 +258,11 @@ export class Tokenizer extends OwnedHandle {
     this._addedByContent = new Map(this._added.map((t) => [t.content, t]));
     this._addedById = new Map(this._added.map((t) => [t.id, t.content]));
     this._special = new Set(settings.addedTokens.filter((t) => t.special).map((t) => t.id));
-    this._addedMatcher = this._added.length ? new LiteralMatcher(this._added.map((t) => t.content)) : null;
+    // As Hugging Face's AddedVocabulary: the tokens with normalized false are found first, then
+    // those with normalized true in the text between them (GPT-NeoX's runs of spaces never take
+    // the whitespace a ModernBERT [MASK]'s lstrip takes).
+    this._addedMatchers = [false, true].map((n) => this._added.filter((t) => !t.normalized === !n))
+      .filter((list) => list.length).map((list) => new LiteralMatcher(list.map((t) => t.content)));
     // Special tokens (fromPretrained fills them from tokenizer_config.json / special_tokens_map.json).
     for (const key of SPECIAL) {
       this[`${key}Token`] = null;
@@ -281,23 +285,33 @@ export class Tokenizer extends OwnedHandle {
   // Added (special) tokens are matched on the raw text and never split: text -> [{text, start}
   // | {id, start, end}] in order.
   _segments(text) {
-    const segments = [];
-    let at = 0;
-    if (this._addedMatcher) {
-      for (const m of this._addedMatcher.matches(text)) {
-        const tok = this._addedByContent.get(m[0]);
-        let start = m.index, end = m.index + m[0].length;
-        if (tok.singleWord && (/\w/u.test(text[start - 1] ?? '') || /\w/u.test(text[end] ?? ''))) continue;
-        if (start < at) continue;
-        if (tok.lstrip) while (start > at && isWhitespace(text[start - 1])) start--;
-        if (tok.rstrip) while (end < text.length && isWhitespace(text[end])) end++;
-        segments.push({ text: text.slice(at, start), start: at });
-        segments.push({ id: tok.id, start: m.index, end: m.index + m[0].length });
-        at = end;
+    let segments = [{ text, start: 0 }];
+    for (const matcher of this._addedMatchers) {
+      const next = [];
+      for (const g of segments) {
+        if (g.id === undefined) this._cut(g.text, g.start, matcher, next);
+        else next.push(g);
       }
+      segments = next;
     }
-    segments.push({ text: text.slice(at), start: at });
     return segments;
+  }
+
+  // The matches of `matcher` in `text` (at `base` in the encoded text) and the text between them -> out.
+  _cut(text, base, matcher, out) {
+    let at = 0;
+    for (const m of matcher.matches(text)) {
+      const tok = this._addedByContent.get(m[0]);
+      let start = m.index, end = m.index + m[0].length;
+      if (tok.singleWord && (/\w/u.test(text[start - 1] ?? '') || /\w/u.test(text[end] ?? ''))) continue;
+      if (start < at) continue;
+      if (tok.lstrip) while (start > at && isWhitespace(text[start - 1])) start--;
+      if (tok.rstrip) while (end < text.length && isWhitespace(text[end])) end++;
+      out.push({ text: text.slice(at, start), start: base + at });
+      out.push({ id: tok.id, start: base + m.index, end: base + m.index + m[0].length });
+      at = end;
+    }
+    out.push({ text: text.slice(at), start: base + at });
   }
 
   // Whether the pre-normaliser leaves `text` as it is (most texts are NFC already), told without
