@@ -12,7 +12,7 @@ shift || true
 explicit=("$@")
 targets=()
 for t in "${explicit[@]}"; do [ "$t" = js ] || targets+=("$t"); done
-[ ${#explicit[@]} -gt 0 ] || targets=(safetensors tokenizer sentencepiece config attention regex)
+[ ${#explicit[@]} -gt 0 ] || targets=(safetensors tokenizer sentencepiece config attention regex gguf)
 jobs=$(nproc 2>/dev/null || echo 2)
 # build/fuzz is shared with the sanitizer suite (scripts/sanitize.sh): one clang build, two uses.
 [ -f build/fuzz/CMakeCache.txt ] || CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \

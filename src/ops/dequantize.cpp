@@ -101,6 +101,7 @@ Status dequantize(float* y, const void* x, std::size_t n, int type) {
                          "elements must be a multiple of " + std::to_string(t->elements) + " (the block of type " +
                              std::to_string(type) + "), got " + std::to_string(n));
   }
+  if (n == 0) return Status::success();  // (y and x may then be null)
   const auto* p = static_cast<const unsigned char*>(x);
   const std::size_t blocks = n / static_cast<std::size_t>(t->elements);
   switch (static_cast<GgmlType>(type)) {

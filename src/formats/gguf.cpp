@@ -1,0 +1,536 @@
+// The GGUF header reader (attnkit/formats/gguf.hpp): a cursor that never reads past the bytes it
+// was given, the checks of ggml's gguf_init_from_file and the hardening rules (docs/hardening.md).
+#include "attnkit/formats/gguf.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+namespace attnkit {
+
+namespace {
+
+// ggml's type names by number (ggml.h's enum ggml_type; 4, 5 and 31 .. 33, 36 .. 38 were removed).
+constexpr const char* kGgmlNames[] = {
+    "F32", "F16", "Q4_0", "Q4_1", nullptr, nullptr, "Q5_0", "Q5_1", "Q8_0", "Q8_1", "Q2_K", "Q3_K", "Q4_K",
+    "Q5_K", "Q6_K", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S", "IQ2_S", "IQ4_XS", "I8",
+    "I16", "I32", "I64", "F64", "IQ1_M", "BF16", nullptr, nullptr, nullptr, "TQ1_0", "TQ2_0", nullptr, nullptr,
+    nullptr, "MXFP4",
+};
+
+// The types read here: block elements and bytes (as ggml_blck_size / ggml_type_size).
+struct Readable {
+  int type, block, bytes;
+};
+constexpr Readable kReadable[] = {{0, 1, 4}, {1, 1, 2}, {30, 1, 2}, {8, 32, 34}, {2, 32, 18}, {12, 256, 144}};
+constexpr const char* kReadableText = "F32, F16, BF16, Q8_0, Q4_0, Q4_K";
+
+constexpr uint64_t kMaxElements = uint64_t{1} << 60;
+constexpr uint64_t kMinKV = 8 + 1 + 4 + 1;            // key length, a 1-byte key, type, a 1-byte value
+constexpr uint64_t kMinTensor = 8 + 1 + 4 + 4 + 8;    // name length, a 1-byte name, n_dims, type, offset
+
+constexpr const char* kValueNames[] = {"uint8", "int8", "uint16", "int16", "uint32", "int32", "float32",
+                            "bool", "string", "array", "uint64", "int64", "float64"};
+
+std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
+
+// Well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool valid_utf8(const uint8_t* s, std::size_t n) {
+  for (std::size_t i = 0; i < n;) {
+    const uint8_t c = s[i];
+    std::size_t len;
+    uint32_t cp;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2, cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (n - i < len) return false;
+    for (std::size_t k = 1; k < len; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) return false;
+      cp = cp << 6 | (s[i + k] & 0x3F);
+    }
+    const uint32_t least = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
+    if (cp < least || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
+uint64_t load_le(const uint8_t* p, int n) {
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; --i) v = v << 8 | p[i];
+  return v;
+}
+
+// Reads the header front to back. Every read is checked against `available` (the bytes given)
+// and `size` (the file's): past `size` the file is truncated (out_of_range naming `what`); past
+// `available` only, the caller has given a prefix that is too short (`more` is set).
+struct Cursor {
+  const uint8_t* bytes;
+  uint64_t available, size, pos = 0;
+  uint64_t more = 0;  // > 0: a read needed this many bytes of a longer prefix
+
+  // `what()` names what is read, for messages only (built on failure, not per read).
+  template <class What>
+  Status need(uint64_t n, const std::string& argument, What what) {
+    if (n <= size - pos && n <= available - pos) return Status::success();
+    if (n <= size - pos) {  // inside the file, beyond the prefix
+      more = pos + n;
+      return Status::error(Code::out_of_range, "bytes",
+                           "gguf: the header continues past the first " + std::to_string(available) +
+                               " bytes given (" + what() + " needs bytes up to " + std::to_string(pos + n) + ")");
+    }
+    return Status::error(Code::out_of_range, argument,
+                         "gguf: the " + std::to_string(size) + "-byte file ends inside " + what() + " (" +
+                             std::to_string(n) + " bytes from byte " + std::to_string(pos) + " are needed)");
+  }
+  template <class What>
+  Status read(uint64_t& v, int n, const std::string& argument, What what) {
+    Status s = need(static_cast<uint64_t>(n), argument, what);
+    if (s.ok()) {
+      v = load_le(bytes + pos, n);
+      pos += static_cast<uint64_t>(n);
+    }
+    return s;
+  }
+  // A string's length and bytes: [begin, begin + length).
+  template <class What>
+  Status string(uint64_t& begin, uint64_t& length, const std::string& argument, What what) {
+    Status s = read(length, 8, argument, [&] { return what() + "'s length"; });
+    if (!s.ok()) return s;
+    if (length > size - pos) {
+      return Status::error(Code::out_of_range, argument,
+                           "gguf: " + what() + " is " + std::to_string(length) + " bytes long, past the end of the " +
+                               std::to_string(size) + "-byte file (it starts at byte " + std::to_string(pos) + ")");
+    }
+    s = need(length, argument, what);
+    if (s.ok()) {
+      begin = pos;
+      pos += length;
+    }
+    return s;
+  }
+};
+
+Status bad(Code code, const std::string& argument, const std::string& message) {
+  return Status::error(code, argument, "gguf: " + message);
+}
+
+// A value's payload after its type: scalars (bits kept), strings, and arrays of either.
+Status read_value(Cursor& c, GgufValue& v, const std::string& key) {
+  const auto where = [&] { return "the value of key " + in_quotes(key); };
+  const auto check_bool = [&](uint64_t b, uint64_t index, bool array) {
+    if (b <= 1) return Status::success();
+    return bad(Code::invalid_argument, key,
+               where() + (array ? " (element " + std::to_string(index) + ")" : std::string()) + " is a bool of byte " +
+                   std::to_string(b) + "; GGUF bools are 0 or 1");
+  };
+  if (v.type == GgufType::string) return c.string(v.offset, v.size, key, where);
+  if (v.type != GgufType::array) {
+    const int width = gguf_type_size(v.type);
+    v.offset = c.pos;
+    v.size = static_cast<uint64_t>(width);
+    Status s = c.read(v.bits, width, key, where);
+    return s.ok() && v.type == GgufType::boolean ? check_bool(v.bits, 0, false) : s;
+  }
+  uint64_t element = 0;
+  Status s = c.read(element, 4, key, [&] { return where() + "'s element type"; });
+  if (!s.ok()) return s;
+  if (element == static_cast<uint64_t>(GgufType::array)) {
+    return bad(Code::invalid_argument, key, "key " + in_quotes(key) + " holds an array of arrays, which attnkit does not read "
+                                            "(nor does ggml)");
+  }
+  if (element > static_cast<uint64_t>(GgufType::f64)) {
+    return bad(Code::invalid_argument, key, "key " + in_quotes(key) + " holds an array of value type " + std::to_string(element) +
+                                                "; GGUF value types are 0 .. 12");
+  }
+  v.element = static_cast<GgufType>(element);
+  s = c.read(v.count, 8, key, [&] { return where() + "'s element count"; });
+  if (!s.ok()) return s;
+  const int width = gguf_type_size(v.element);
+  const uint64_t left = c.size - c.pos, least = width ? static_cast<uint64_t>(width) : 8;
+  if (v.count > left / least) {
+    return bad(Code::out_of_range, key, "key " + in_quotes(key) + " holds an array of " + std::to_string(v.count) + " " +
+                                            kValueNames[element] + " values, more than the " + std::to_string(left) +
+                                            " bytes left in the file can hold");
+  }
+  v.offset = c.pos;
+  if (v.element == GgufType::string) {
+    for (uint64_t i = 0; i < v.count; ++i) {
+      uint64_t begin, length;
+      s = c.string(begin, length, key, [&] { return where() + " (string " + std::to_string(i) + ")"; });
+      if (!s.ok()) return s;
+    }
+  } else {
+    s = c.need(v.count * static_cast<uint64_t>(width), key, where);
+    if (!s.ok()) return s;
+    if (v.element == GgufType::boolean) {
+      for (uint64_t i = 0; i < v.count; ++i) {
+        s = check_bool(c.bytes[c.pos + i], i, true);
+        if (!s.ok()) return s;
+      }
+    }
+    c.pos += v.count * static_cast<uint64_t>(width);
+  }
+  v.size = c.pos - v.offset;
+  return s;
+}
+
+// Whether two items share a name (found by sorting an index): their positions in first, second.
+template <class Items, class Name>
+bool find_repeat(const Items& items, Name name, std::size_t& first, std::size_t& second) {
+  std::vector<uint32_t> order(items.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const int cmp = name(items[a]).compare(name(items[b]));
+    return cmp < 0 || (cmp == 0 && a < b);
+  });
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    if (name(items[order[i - 1]]) == name(items[order[i]])) {
+      first = order[i - 1];
+      second = order[i];
+      return true;
+    }
+  }
+  return false;
+}
+
+uint64_t round_up(uint64_t v, uint64_t alignment) { return v + (alignment - v % alignment) % alignment; }
+
+}  // namespace
+
+int gguf_type_size(GgufType type) {
+  switch (type) {
+    case GgufType::u8: case GgufType::i8: case GgufType::boolean: return 1;
+    case GgufType::u16: case GgufType::i16: return 2;
+    case GgufType::u32: case GgufType::i32: case GgufType::f32: return 4;
+    case GgufType::u64: case GgufType::i64: case GgufType::f64: return 8;
+    default: return 0;
+  }
+}
+
+bool GgufValue::is_integer() const {
+  switch (type) {
+    case GgufType::u8: case GgufType::i8: case GgufType::u16: case GgufType::i16: case GgufType::u32:
+    case GgufType::i32: case GgufType::u64: case GgufType::i64: return true;
+    default: return false;
+  }
+}
+
+namespace {
+
+int64_t signed_of(uint64_t bits, GgufType type) {
+  switch (type) {
+    case GgufType::i8: return static_cast<int8_t>(bits);
+    case GgufType::i16: return static_cast<int16_t>(bits);
+    case GgufType::i32: return static_cast<int32_t>(bits);
+    default: return static_cast<int64_t>(bits);
+  }
+}
+
+double number_of(uint64_t bits, GgufType type) {
+  if (type == GgufType::f32) {
+    float f;
+    const uint32_t b = static_cast<uint32_t>(bits);
+    std::memcpy(&f, &b, 4);
+    return f;
+  }
+  if (type == GgufType::f64) {
+    double d;
+    std::memcpy(&d, &bits, 8);
+    return d;
+  }
+  if (type == GgufType::u64) return static_cast<double>(bits);
+  if (type == GgufType::string || type == GgufType::array) return 0;
+  return static_cast<double>(signed_of(bits, type));
+}
+
+}  // namespace
+
+double GgufValue::number() const { return number_of(bits, type); }
+
+int64_t GgufValue::integer() const {
+  return is_integer() || type == GgufType::boolean ? signed_of(bits, type) : 0;
+}
+
+std::string_view gguf_string(const GgufValue& value, const uint8_t* file) {
+  if (value.type != GgufType::string) return {};
+  return {reinterpret_cast<const char*>(file + value.offset), static_cast<std::size_t>(value.size)};
+}
+
+double gguf_array_number(const GgufValue& array, const uint8_t* file, uint64_t i) {
+  const int width = gguf_type_size(array.element);
+  if (array.type != GgufType::array || !width || i >= array.count) return 0;
+  return number_of(load_le(file + array.offset + i * static_cast<uint64_t>(width), width), array.element);
+}
+
+int64_t gguf_array_integer(const GgufValue& array, const uint8_t* file, uint64_t i) {
+  const int width = gguf_type_size(array.element);
+  if (array.type != GgufType::array || !width || i >= array.count || array.element == GgufType::f32 ||
+      array.element == GgufType::f64) {
+    return 0;
+  }
+  return signed_of(load_le(file + array.offset + i * static_cast<uint64_t>(width), width), array.element);
+}
+
+Status gguf_array_strings(const GgufValue& array, const uint8_t* file, std::vector<std::string_view>& out) {
+  out.clear();
+  if (array.type != GgufType::array || array.element != GgufType::string) {
+    return Status::error(Code::invalid_argument, "array", "gguf: the value is not an array of strings");
+  }
+  Status s = check_heap("array", 16.0 * static_cast<double>(array.count));
+  if (!s.ok()) return s;
+  out.reserve(static_cast<std::size_t>(array.count));
+  uint64_t pos = array.offset;  // parse_gguf checked every length
+  for (uint64_t i = 0; i < array.count; ++i) {
+    const uint64_t n = load_le(file + pos, 8);
+    out.emplace_back(reinterpret_cast<const char*>(file + pos + 8), static_cast<std::size_t>(n));
+    pos += 8 + n;
+  }
+  return s;
+}
+
+const GgufValue* GgufFile::find(std::string_view key) const {
+  for (const auto& kv : metadata)
+    if (kv.key == key) return &kv.value;
+  return nullptr;
+}
+
+std::string ggml_type_name(int type) {
+  constexpr int n = static_cast<int>(sizeof kGgmlNames / sizeof kGgmlNames[0]);
+  return type >= 0 && type < n && kGgmlNames[type] ? kGgmlNames[type] : "type " + std::to_string(type);
+}
+
+Status parse_gguf(const uint8_t* bytes, std::size_t available, uint64_t file_size, GgufFile& out, uint64_t* needed) {
+  out = GgufFile{};
+  if (needed) *needed = 0;
+  Cursor c{bytes, std::min<uint64_t>(available, file_size), file_size};
+  const auto finish = [&](Status s) {
+    if (!s.ok() && s.argument == "bytes" && c.more && needed) {
+      *needed = std::min<uint64_t>(file_size, std::max<uint64_t>(c.more, c.available + 1));
+    }
+    return s;
+  };
+  uint64_t magic = 0, version = 0, n_tensors = 0, n_kv = 0;
+  if (file_size < 4 || c.available < 4 || std::memcmp(bytes, "GGUF", 4) != 0) {
+    if (file_size >= 4 && c.available < 4) return finish(c.need(4, "magic", [] { return std::string("the magic"); }));
+    return bad(Code::invalid_argument, "magic", "the file does not begin with the magic bytes 'GGUF': it is not a GGUF file");
+  }
+  Status s = c.read(magic, 4, "magic", [] { return std::string("the magic"); });
+  if (s.ok()) s = c.read(version, 4, "version", [] { return std::string("the version"); });
+  if (!s.ok()) return finish(s);
+  if (version == 1) return bad(Code::invalid_argument, "version", "GGUF version 1 files are not read (nor by llama.cpp): convert it again");
+  if (version == 0x02000000u || version == 0x03000000u) {
+    return bad(Code::invalid_argument, "version", "this is a big-endian GGUF file; attnkit reads little-endian ones");
+  }
+  if (version != 2 && version != 3) {
+    return bad(Code::invalid_argument, "version", "the file has GGUF version " + std::to_string(version) + "; versions 2 and 3 are read");
+  }
+  out.version = static_cast<uint32_t>(version);
+  s = c.read(n_tensors, 8, "tensorCount", [] { return std::string("the tensor count"); });
+  if (s.ok()) s = c.read(n_kv, 8, "metadataCount", [] { return std::string("the metadata count"); });
+  if (!s.ok()) return finish(s);
+  // Counts against the bytes left: the smallest pair and tensor info (what ggml's int64 checks
+  // become when the file, not the address space, is the limit).
+  const uint64_t left = file_size - c.pos;
+  if (n_kv > left / kMinKV) {
+    return bad(Code::out_of_range, "metadataCount", "the file claims " + std::to_string(n_kv) + " metadata pairs, more than its " +
+                                                      std::to_string(left) + " remaining bytes can hold (14 bytes at least each)");
+  }
+  if (n_tensors > (left - n_kv * kMinKV) / kMinTensor) {
+    return bad(Code::out_of_range, "tensorCount", "the file claims " + std::to_string(n_tensors) + " tensors, more than its " +
+                                                    std::to_string(left) + " remaining bytes can hold after the metadata (25 bytes at least each)");
+  }
+  // The index: a pair or tensor info each, and the sort orders that find repeated names.
+  s = check_heap("bytes", static_cast<double>(n_kv) * (sizeof(GgufKV) + 4) +
+                              static_cast<double>(n_tensors) * (sizeof(GgufTensorInfo) + 4) +
+                              static_cast<double>(c.available) + 65536);
+  if (!s.ok()) return s;
+  out.metadata.reserve(static_cast<std::size_t>(n_kv));
+  out.tensors.reserve(static_cast<std::size_t>(n_tensors));
+
+  for (uint64_t i = 0; i < n_kv; ++i) {
+    uint64_t begin = 0, length = 0, type = 0;
+    const auto which = [&] { return "metadata pair " + std::to_string(i); };
+    const std::string argument = "metadata[" + std::to_string(i) + "]";
+    s = c.string(begin, length, argument, [&] { return "the key of " + which(); });
+    if (!s.ok()) return finish(s);
+    if (length == 0 || length > kGgufMaxKey) {
+      return bad(Code::invalid_argument, argument, "the key of " + which() + " is " + std::to_string(length) +
+                                                    " bytes long; keys are 1 to 65535 bytes");
+    }
+    if (!valid_utf8(bytes + begin, static_cast<std::size_t>(length))) {
+      return bad(Code::invalid_argument, argument, "the key of " + which() + " is not valid UTF-8");
+    }
+    GgufKV kv;
+    kv.key.assign(reinterpret_cast<const char*>(bytes + begin), static_cast<std::size_t>(length));
+    s = c.read(type, 4, kv.key, [&] { return "the value type of key " + in_quotes(kv.key); });
+    if (!s.ok()) return finish(s);
+    if (type > static_cast<uint64_t>(GgufType::f64)) {
+      return bad(Code::invalid_argument, kv.key, "key " + in_quotes(kv.key) + " has value type " + std::to_string(type) +
+                                                     "; GGUF value types are 0 .. 12");
+    }
+    kv.value.type = static_cast<GgufType>(type);
+    s = read_value(c, kv.value, kv.key);
+    if (!s.ok()) return finish(s);
+    out.metadata.push_back(std::move(kv));
+  }
+  std::size_t a = 0, b = 0;
+  if (find_repeat(out.metadata, [](const GgufKV& kv) -> const std::string& { return kv.key; }, a, b)) {
+    const std::string& key = out.metadata[a].key;
+    return bad(Code::invalid_argument, key, "the key " + in_quotes(key) + " appears twice (metadata pairs " + std::to_string(a) +
+                                                " and " + std::to_string(b) + ")");
+  }
+  if (const GgufValue* v = out.find("general.alignment")) {
+    if (v->type != GgufType::u32) {
+      return bad(Code::invalid_argument, "general.alignment", "general.alignment must be a uint32, got a " +
+                                                                  std::string(kValueNames[static_cast<int>(v->type)]));
+    }
+    if (v->bits == 0 || (v->bits & (v->bits - 1)) != 0) {
+      return bad(Code::invalid_argument, "general.alignment",
+                 "general.alignment must be a power of 2, got " + std::to_string(v->bits));
+    }
+    out.alignment = v->bits;
+  }
+
+  uint64_t expected = 0;  // where the next tensor's data must start, relative to the data section
+  for (uint64_t i = 0; i < n_tensors; ++i) {
+    const auto which = [&] { return "tensor " + std::to_string(i); };
+    const std::string argument = "tensors[" + std::to_string(i) + "]";
+    uint64_t begin = 0, length = 0;
+    s = c.string(begin, length, argument, [&] { return "the name of " + which(); });
+    if (!s.ok()) return finish(s);
+    if (length == 0 || length > kGgufMaxName) {
+      return bad(Code::invalid_argument, argument, "the name of " + which() + " is " + std::to_string(length) +
+                                                    " bytes long; ggml's tensor names are 1 to 63 bytes");
+    }
+    if (!valid_utf8(bytes + begin, static_cast<std::size_t>(length))) {
+      return bad(Code::invalid_argument, argument, "the name of " + which() + " is not valid UTF-8");
+    }
+    GgufTensorInfo t;
+    t.name.assign(reinterpret_cast<const char*>(bytes + begin), static_cast<std::size_t>(length));
+    const std::string& name = t.name;
+    const std::string where = "tensor " + in_quotes(name);  // (short: a name has at most 63 bytes)
+    uint64_t n_dims = 0, type = 0, offset = 0;
+    s = c.read(n_dims, 4, name, [&] { return "the dims count of " + where; });
+    if (!s.ok()) return finish(s);
+    if (n_dims > kGgufMaxDims) {
+      return bad(Code::invalid_argument, name, where + " has " + std::to_string(n_dims) + " dims; ggml tensors have at most 4");
+    }
+    t.n_dims = static_cast<uint32_t>(n_dims);
+    bool zero = false;
+    for (uint32_t d = 0; d < t.n_dims; ++d) {
+      s = c.read(t.ne[d], 8, name, [&] { return "the dims of " + where; });
+      if (!s.ok()) return finish(s);
+      if (t.ne[d] >= (uint64_t{1} << 63)) {
+        return bad(Code::invalid_argument, name, where + " has dim " + std::to_string(d) + " = " + std::to_string(t.ne[d]) +
+                                                     " (read as int64 it is negative)");
+      }
+      zero = zero || t.ne[d] == 0;
+    }
+    uint64_t elements = 1;
+    for (uint32_t d = 0; d < 4 && !zero; ++d) {
+      if (t.ne[d] > kMaxElements / elements) {
+        std::string dims;
+        for (uint32_t k = 0; k < t.n_dims; ++k) dims += (k ? ", " : "") + std::to_string(t.ne[k]);
+        return bad(Code::out_of_range, name, where + " has dims (" + dims + "), more than 2^60 elements");
+      }
+      elements *= t.ne[d];
+    }
+    t.elements = zero ? 0 : elements;
+    s = c.read(type, 4, name, [&] { return "the type of " + where; });
+    if (!s.ok()) return finish(s);
+    const Readable* readable = nullptr;
+    for (const auto& r : kReadable)
+      if (static_cast<uint64_t>(r.type) == type) readable = &r;
+    if (!readable) {
+      const int number = type <= 1000 ? static_cast<int>(type) : -1;
+      return bad(Code::invalid_argument, name, where + " has ggml type " + std::to_string(type) + " (" +
+                                                   (number >= 0 ? ggml_type_name(number) : "unknown") +
+                                                   "); attnkit reads " + kReadableText);
+    }
+    t.type = readable->type;
+    if (t.ne[0] % static_cast<uint64_t>(readable->block) != 0) {
+      return bad(Code::invalid_argument, name, where + " has rows of " + std::to_string(t.ne[0]) + " elements, not a multiple of " +
+                                                   ggml_type_name(t.type) + "'s block of " + std::to_string(readable->block));
+    }
+    t.size = t.elements / static_cast<uint64_t>(readable->block) * static_cast<uint64_t>(readable->bytes);
+    s = c.read(offset, 8, name, [&] { return "the data offset of " + where; });
+    if (!s.ok()) return finish(s);
+    if (offset % out.alignment != 0) {
+      return bad(Code::invalid_argument, name, where + " has its data at offset " + std::to_string(offset) +
+                                                   ", not a multiple of the alignment " + std::to_string(out.alignment));
+    }
+    if (offset != expected) {
+      const std::string before = i ? "tensor " + in_quotes(out.tensors.back().name) : std::string("the data section's start");
+      if (offset < expected) {
+        return bad(Code::invalid_argument, name, where + " has its data at offset " + std::to_string(offset) + ", overlapping " +
+                                                     before + " (which ends at " + std::to_string(expected) + " with its padding)");
+      }
+      return bad(Code::invalid_argument, name, where + " has its data at offset " + std::to_string(offset) + ", leaving " +
+                                                   std::to_string(offset - expected) + " bytes unused after " + before +
+                                                   " (ggml packs tensors in order, each at the previous one's padded end, " +
+                                                   std::to_string(expected) + ")");
+    }
+    if (t.size > file_size || offset > file_size - t.size) {
+      return bad(Code::out_of_range, name, where + "'s " + std::to_string(t.size) + " bytes of data at offset " +
+                                               std::to_string(offset) + " lie outside the " + std::to_string(file_size) + "-byte file");
+    }
+    t.offset = offset;  // relative for now
+    expected = round_up(offset + t.size, out.alignment);
+    out.tensors.push_back(std::move(t));
+  }
+  if (find_repeat(out.tensors, [](const GgufTensorInfo& t) -> const std::string& { return t.name; }, a, b)) {
+    const std::string& name = out.tensors[a].name;
+    return bad(Code::invalid_argument, name, "the tensor name " + in_quotes(name) + " appears twice (tensors " + std::to_string(a) +
+                                                 " and " + std::to_string(b) + ")");
+  }
+  out.header_bytes = c.pos;
+  out.data_offset = round_up(c.pos, out.alignment);
+  for (auto& t : out.tensors) {
+    if (out.data_offset > file_size || t.offset > file_size - out.data_offset ||
+        t.size > file_size - out.data_offset - t.offset) {
+      return bad(Code::out_of_range, t.name, "tensor " + in_quotes(t.name) + "'s " + std::to_string(t.size) +
+                                                 " bytes of data at offset " + std::to_string(t.offset) +
+                                                 " of the data section (which starts at byte " + std::to_string(out.data_offset) +
+                                                 ") run past the end of the " + std::to_string(file_size) + "-byte file");
+    }
+    t.offset += out.data_offset;
+  }
+  // Nothing after the last tensor's data but its padding (bytes no tensor owns could hide anything).
+  const uint64_t end = out.data_offset + expected;
+  if (file_size > end) {
+    return bad(Code::invalid_argument, "bytes", std::to_string(file_size - end) + " bytes follow the " +
+                                                    (out.tensors.empty() ? std::string("header and its padding")
+                                                                         : "last tensor's data and its padding") +
+                                                    " (which end at byte " + std::to_string(end) + " of the " +
+                                                    std::to_string(file_size) + "-byte file)");
+  }
+  return s;
+}
+
+std::string gguf_index_json(const GgufFile& file) {
+  nlohmann::json j = {{"version", file.version}, {"alignment", file.alignment}, {"dataOffset", file.data_offset},
+                      {"headerBytes", file.header_bytes}, {"metadata", nlohmann::json::array()},
+                      {"tensors", nlohmann::json::array()}};
+  for (const auto& kv : file.metadata) {
+    const auto& v = kv.value;
+    j["metadata"].push_back({kv.key, static_cast<uint32_t>(v.type), static_cast<uint32_t>(v.element), v.count, v.offset, v.size});
+  }
+  for (const auto& t : file.tensors) {
+    j["tensors"].push_back({t.name, t.type, std::vector<uint64_t>(t.ne, t.ne + t.n_dims), t.offset, t.size});
+  }
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace attnkit
