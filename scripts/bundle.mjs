@@ -24,7 +24,7 @@ const minify = (code, sourcefile, lineLimit) => transform(code, {
 });
 // Bundlers find the .wasm files by these literals; a line break inside one (esbuild may break a
 // long line inside `import.meta.url`, or inside a string with a backslash continuation) hides it.
-const ASSETS = ['simd.wasm', 'scalar.wasm', 'loaders.wasm', 'simd-threads.wasm'];
+const ASSETS = ['simd.wasm', 'scalar.wasm', 'loaders.wasm', 'simd-threads.wasm', 'simd-relaxed.wasm', 'simd-relaxed-threads.wasm'];
 const literalsWhole = (code) => ASSETS.every((b) => code.split(`new URL("./attnkit-${b}",import.meta.url)`).length === 2);
 // The one dynamic import of the bundle's own code (the threaded glue, web/src/runtime/threads.js) is of a URL
 // known only at run time: bundlers are told to leave it alone (minification drops comments, so they

@@ -9,6 +9,7 @@
 // bundler (Vite's worker build included) takes the package as one module with three assets.
 import createSimdModule from './dist/attnkit-simd.mjs';
 import createScalarModule from './dist/attnkit-scalar.mjs';
+import createRelaxedModule from './dist/attnkit-simd-relaxed.mjs';
 import { AttnkitError } from './src/runtime/errors.js';
 import { WasmHeap } from './src/runtime/heap.js';
 import { isNode, readPackageWasm } from './src/runtime/read_bytes.js';
@@ -27,6 +28,7 @@ import { Model, loadModel, modelSpec } from './src/models/model.js';
 import { loadSafetensors } from './src/formats/safetensors.js';
 import { Tokenizer } from './src/text/tokenizer.js';
 import { defaultThreadCount, instantiateThreaded, threadsUnavailable } from './src/runtime/threads.js';
+import { relaxedUnavailable } from './src/runtime/relaxed.js';
 
 export { AttnkitError, Tensor, Embeddings, MultiHeadAttention, EncoderLayer, DecoderLayer, Model, Tokenizer };
 export { invertMask, toAdditiveMask } from './src/ops/masks.js';
@@ -60,23 +62,57 @@ const BUILDS = {
   // workers import it by URL too).
   'wasm-simd128-threads': {
     wasm: () => new URL('./dist/attnkit-simd-threads.wasm', import.meta.url),
+    glue: 'attnkit-simd-threads',
+  },
+  // The relaxed-SIMD builds (docs/relaxed-simd.md): the SIMD128 build's sources with fused
+  // multiply-adds, chosen only where the engine passed web/src/runtime/relaxed.js's known-answer test.
+  'wasm-simd128-relaxed': {
+    factory: createRelaxedModule,
+    wasm: () => new URL('./dist/attnkit-simd-relaxed.wasm', import.meta.url),
+  },
+  'wasm-simd128-relaxed-threads': {
+    wasm: () => new URL('./dist/attnkit-simd-relaxed-threads.wasm', import.meta.url),
+    glue: 'attnkit-simd-relaxed-threads',
   },
 };
+const THREADED = { 'wasm-simd128': 'wasm-simd128-threads', 'wasm-simd128-relaxed': 'wasm-simd128-relaxed-threads' };
 
-function pickSimd(simd) {
-  if (simd === 'auto') return simdSupported() ? 'wasm-simd128' : 'wasm-scalar';
-  if (simd === true) {
+// The single-thread build for load()'s simd option, and why the relaxed build is not it (null when
+// it is). 'auto' takes the relaxed build where the engine proved itself, unless the user named the
+// files of one build (wasmBinary; wasmUrl as one URL, or a map without 'wasm-simd128-relaxed').
+function pickSimd(simd, wasmBinary, wasmUrl) {
+  if (simd === 'auto' || simd === 'relaxed' || simd === true) {
     if (!simdSupported()) {
+      if (simd === 'auto') return ['wasm-scalar', 'this engine does not support WebAssembly SIMD128'];
       throw new AttnkitError(
-        'load: simd: true was requested but this engine does not support WebAssembly SIMD128; ' +
+        `load: simd: ${describe(simd)} was requested but this engine does not support WebAssembly SIMD128; ` +
           "use simd: 'auto' or simd: false",
         { code: 'ERR_SIMD_UNSUPPORTED', argument: 'simd' },
       );
     }
-    return 'wasm-simd128';
   }
-  if (simd === false) return 'wasm-scalar';
-  throw new AttnkitError(`load: simd must be 'auto', true or false, got ${describe(simd)}`, {
+  if (simd === true) return ['wasm-simd128', 'simd: true asks for the SIMD128 build'];
+  if (simd === false) return ['wasm-scalar', 'simd: false asks for the scalar build'];
+  if (simd === 'relaxed') {
+    const why = relaxedUnavailable();
+    if (why) {
+      throw new AttnkitError(`load: simd: 'relaxed' was requested but ${why}; use simd: 'auto' or true`, {
+        code: 'ERR_RELAXED_SIMD_UNSUPPORTED', argument: 'simd',
+      });
+    }
+    return ['wasm-simd128-relaxed', null];
+  }
+  if (simd === 'auto') {
+    const urlMap = wasmUrl && typeof wasmUrl === 'object' && !(wasmUrl instanceof URL);
+    if (wasmBinary) return ['wasm-simd128', "wasmBinary was given (the relaxed build's bytes need simd: 'relaxed')"];
+    if (wasmUrl && !(urlMap && wasmUrl['wasm-simd128-relaxed'])) {
+      return ['wasm-simd128', "wasmUrl was given without a 'wasm-simd128-relaxed' URL"];
+    }
+    const why = relaxedUnavailable();
+    return why ? ['wasm-simd128', why] : ['wasm-simd128-relaxed', null];
+  }
+  const hint = typeof simd === 'string' && /^rel/i.test(simd) ? "; did you mean 'relaxed'?" : '';
+  throw new AttnkitError(`load: simd must be 'auto', 'relaxed', true or false, got ${describe(simd)}${hint}`, {
     code: 'ERR_INVALID_ARGUMENT',
     argument: 'simd',
   });
@@ -84,11 +120,11 @@ function pickSimd(simd) {
 
 const pending = new Map();
 
-// The build and thread count for load()'s options: [backend, threads, why threads are not used].
-// Threads run when SIMD does and the engine allows them (threadsUnavailable), with `threads`
-// threads (default min(cores, 8)); threads: 1 asks for the single-thread build. When the user
-// names the files (wasmBinary: the bytes of one build; wasmUrl: one URL, or a map without the
-// threaded build's key) threads run only when asked for by number.
+// The build and thread count for load()'s options: [backend, threads, why threads are not used,
+// why the relaxed build is not used]. Threads run when SIMD does and the engine allows them
+// (threadsUnavailable), with `threads` threads (default min(cores, 8)); threads: 1 asks for the
+// single-thread build. When the user names the files (wasmBinary: the bytes of one build; wasmUrl:
+// one URL, or a map without the threaded build's key) threads run only when asked for by number.
 function pickBackend(simd, threads, wasmBinary, wasmUrl) {
   const fn = 'load';
   if (threads !== undefined && (!Number.isInteger(threads) || threads < 1 || threads > 64)) {
@@ -96,19 +132,20 @@ function pickBackend(simd, threads, wasmBinary, wasmUrl) {
       code: 'ERR_INVALID_ARGUMENT', argument: 'threads',
     });
   }
-  const single = pickSimd(simd);
-  if (single !== 'wasm-simd128') return [single, 1, `the ${single} build was chosen (simd: ${describe(simd)})`];
-  if (threads === 1) return [single, 1, 'threads: 1 was asked for'];
-  if (wasmBinary && threads === undefined) return [single, 1, 'wasmBinary was given without threads'];
+  const [single, relaxed] = pickSimd(simd, wasmBinary, wasmUrl);
+  const threaded = THREADED[single];
+  if (!threaded) return [single, 1, `the ${single} build was chosen (simd: ${describe(simd)})`, relaxed];
+  if (threads === 1) return [single, 1, 'threads: 1 was asked for', relaxed];
+  if (wasmBinary && threads === undefined) return [single, 1, 'wasmBinary was given without threads', relaxed];
   const urlMap = wasmUrl && typeof wasmUrl === 'object' && !(wasmUrl instanceof URL);
-  if (wasmUrl && threads === undefined && !(urlMap && wasmUrl['wasm-simd128-threads'])) {
-    return [single, 1, "wasmUrl was given without threads (or a 'wasm-simd128-threads' URL)"];
+  if (wasmUrl && threads === undefined && !(urlMap && wasmUrl[threaded])) {
+    return [single, 1, `wasmUrl was given without threads (or a '${threaded}' URL)`, relaxed];
   }
   const why = threadsUnavailable();
-  if (why) return [single, 1, why];
+  if (why) return [single, 1, why, relaxed];
   const n = threads ?? defaultThreadCount();
-  if (n === 1) return [single, 1, 'this machine reports one core'];
-  return ['wasm-simd128-threads', n, null];
+  if (n === 1) return [single, 1, 'this machine reports one core', relaxed];
+  return [threaded, n, null, relaxed];
 }
 
 /**
@@ -117,25 +154,36 @@ function pickBackend(simd, threads, wasmBinary, wasmUrl) {
  *          wasmBinary?: ArrayBuffer|Uint8Array}} [options]
  */
 export function load(options) {
-  let backend, threads, unavailable, wasmUrl, wasmBinary;
+  let backend, threads, unavailable, relaxed, wasmUrl, wasmBinary, simd;
   try {
-    let simd;
     ({ simd = 'auto', threads, wasmUrl, wasmBinary } = checkOptions('load', options, ['simd', 'threads', 'wasmUrl', 'wasmBinary']));
-    [backend, threads, unavailable] = pickBackend(simd, threads, wasmBinary, wasmUrl);
+    [backend, threads, unavailable, relaxed] = pickBackend(simd, threads, wasmBinary, wasmUrl);
   } catch (e) {
     return Promise.reject(e);
   }
   const urlMap = wasmUrl && typeof wasmUrl === 'object' && !(wasmUrl instanceof URL);
   const explicitUrl = urlMap ? wasmUrl[backend] : wasmUrl;
-  const key = wasmBinary ? null : `${backend}|${threads}|${explicitUrl ?? ''}`;
+  const key = wasmBinary ? null : `${backend}|${threads}|${explicitUrl ?? ''}|${simd === 'auto'}`;
   if (key && pending.has(key)) return pending.get(key);
   const loadersUrl = urlMap ? wasmUrl['wasm-loaders'] : undefined;
-  let promise = instantiate(backend, threads, unavailable, explicitUrl, wasmBinary, loadersUrl);
-  if (backend === 'wasm-simd128-threads' && !wasmBinary) {
+  const start = (b, n, why, relaxedWhy) => instantiate(b, n, why, urlMap ? wasmUrl[b] : b === backend ? explicitUrl : undefined,
+    b === backend ? wasmBinary : undefined, loadersUrl, relaxedWhy);
+  let promise = start(backend, threads, unavailable, relaxed);
+  const single = Object.keys(THREADED).find((b) => THREADED[b] === backend);
+  if (single && !wasmBinary) {
     // The threaded build could not start (its .wasm missing, a pool worker that failed or never
     // started, a Content-Security-Policy without blob:): the single-thread build runs, and says why.
-    promise = promise.catch((e) => instantiate('wasm-simd128', 1, `the threaded build did not load: ${e.message}`,
-      urlMap ? wasmUrl['wasm-simd128'] : undefined, undefined, loadersUrl));
+    promise = promise.catch((e) => start(single, 1, `the threaded build did not load: ${e.message}`, relaxed));
+  }
+  if (simd === 'auto' && (backend === 'wasm-simd128-relaxed' || single === 'wasm-simd128-relaxed')) {
+    // The relaxed build could not start (not built, not copied by a bundler): the SIMD128 build
+    // runs, with as many threads, and says why.
+    promise = promise.catch((e) => {
+      const why = `the relaxed-SIMD build did not load: ${e.message}`;
+      return single ? start('wasm-simd128-threads', threads, null, why)
+        .catch((e2) => start('wasm-simd128', 1, `the threaded build did not load: ${e2.message}`, why))
+        : start('wasm-simd128', 1, unavailable, why);
+    });
   }
   if (key) {
     pending.set(key, promise);
@@ -144,7 +192,7 @@ export function load(options) {
   return promise;
 }
 
-async function instantiate(backend, threads, unavailable, explicitUrl, wasmBinary, loadersUrl) {
+async function instantiate(backend, threads, unavailable, explicitUrl, wasmBinary, loadersUrl, relaxedUnavailableReason = null) {
   const build = BUILDS[backend];
   const { bytes, url } = wasmBinary ? { bytes: wasmBinary } : await readPackageWasm(`the ${backend} build`, explicitUrl, 'wasmUrl', build.wasm);
   try {
@@ -172,14 +220,14 @@ async function instantiate(backend, threads, unavailable, explicitUrl, wasmBinar
       print: () => {}, printErr: () => {},
     };
     const start = (module) => {
-      const ak = new Attnkit(module, backend, loadersUrl, unavailable);
+      const ak = new Attnkit(module, backend, loadersUrl, unavailable, relaxedUnavailableReason);
       if (threads > 1) ak._raw('load', '_setThreads', [threads]);
       return ak;
     };
-    if (backend !== 'wasm-simd128-threads') return start(await Promise.race([instantiated, build.factory(options)]));
+    if (!build.glue) return start(await Promise.race([instantiated, build.factory(options)]));
     // (Node only: bundlers may turn the literal into a path that is no base URL, Turbopack for one.)
     const dist = () => new URL('.', BUILDS['wasm-simd128'].wasm());
-    return await instantiateThreaded(threads, dist, options, async (module) => start(await Promise.race([instantiated, module])));
+    return await instantiateThreaded(threads, dist, options, async (module) => start(await Promise.race([instantiated, module])), build.glue);
   } catch (e) {
     const where = wasmBinary ? 'the given wasmBinary' : url.href;
     throw new AttnkitError(`load: could not instantiate the ${backend} build from ${where}: ${e?.message ?? e}`, {
@@ -190,12 +238,14 @@ async function instantiate(backend, threads, unavailable, explicitUrl, wasmBinar
 
 /** A loaded attnkit module. Everything it returns is plain JavaScript memory. */
 export class Attnkit extends WasmHeap {
-  constructor(module, backend, loadersUrl, threadsUnavailableReason = null) {
+  constructor(module, backend, loadersUrl, threadsUnavailableReason = null, relaxedUnavailableReason = null) {
     super(module);
-    /** 'wasm-simd128-threads' | 'wasm-simd128' | 'wasm-scalar' */
+    /** 'wasm-simd128-relaxed-threads' | 'wasm-simd128-relaxed' | 'wasm-simd128-threads' | 'wasm-simd128' | 'wasm-scalar' */
     this.backend = backend;
     /** Why the threaded build is not the one running (null when it is). */
     this.threadsUnavailableReason = threadsUnavailableReason;
+    /** Why the relaxed-SIMD build is not the one running (null when it is). */
+    this.relaxedUnavailableReason = relaxedUnavailableReason;
     this._loadersUrl = loadersUrl; // where web/safetensors.js finds attnkit-loaders.wasm
     const ak = this;
     // The module classes bound to this Attnkit: `new ak.EncoderLayer(options)`.
