@@ -29,8 +29,16 @@ if [ "$what" = all ] || [ "$what" = native ]; then
 fi
 if [ "$what" = all ] || [ "$what" = wasm ]; then
   [ -f build/wasm/CMakeCache.txt ] || emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
+  # clang++-19 installed since the tree was configured: configure again to add the relaxed-SIMD builds.
+  if [ -x /usr/bin/clang++-19 ] && grep -q '^ATTNKIT_RELAXED_CXX:FILEPATH=.*NOTFOUND' build/wasm/CMakeCache.txt; then
+    cmake build/wasm >/dev/null
+  fi
   build build/wasm
   test -f web/dist/attnkit-simd.wasm && test -f web/dist/attnkit-scalar.wasm && test -f web/dist/attnkit-loaders.wasm
+  if [ ! -f web/dist/attnkit-simd-relaxed.wasm ]; then
+    echo "build: skipped attnkit-simd-relaxed and attnkit-simd-relaxed-threads (no clang++-19 or node_modules/binaryen;" \
+      "scripts/setup.sh installs both): load() runs the SIMD128 build, the relaxed tests are skipped"
+  fi
   # The package's entry point: the wrapper's modules in one file (scripts/bundle.mjs).
   node scripts/bundle.mjs
 fi

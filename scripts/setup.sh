@@ -56,6 +56,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+# clang-19 compiles the relaxed-SIMD builds' kernels (docs/relaxed-simd.md): installed where apt
+# has it; without it the other builds are made and tested, and scripts/build.sh says what it skipped.
+if [ ! -x /usr/bin/clang++-19 ]; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "setup: installing clang-19 (the relaxed-SIMD builds)"
+    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends clang-19; } >/dev/null ||
+      echo "setup: could not install clang-19: the relaxed-SIMD builds will be skipped" >&2
+  else
+    echo "setup: clang-19 is missing (sudo apt-get install clang-19): the relaxed-SIMD builds will be skipped" >&2
+  fi
+fi
+
 # npm packages: reinstall only when the lockfile changed since the last install.
 stamp=node_modules/.attnkit-lock.sha
 want=$(sha256sum package-lock.json | cut -d' ' -f1)
