@@ -104,7 +104,8 @@ static_assert(static_cast<int>(TaskHead::none) == 0 &&
               static_cast<int>(TaskHead::span) == 3,
               "TaskHead's enumerators are not in the order of bindings/boundary.json's TaskHead");
 static_assert(static_cast<int>(HeadPool::first) == 0 &&
-              static_cast<int>(HeadPool::last_token) == 1,
+              static_cast<int>(HeadPool::last_token) == 1 &&
+              static_cast<int>(HeadPool::mean) == 2,
               "HeadPool's enumerators are not in the order of bindings/boundary.json's HeadPool");
 static_assert(static_cast<int>(HeadDense::none) == 0 &&
               static_cast<int>(HeadDense::own) == 1 &&
@@ -219,8 +220,8 @@ inline EmbeddingsConfig read_EmbeddingsConfig(const double* p) {
   return c;
 }
 
-constexpr std::size_t kModelConfigSize = 73;  // doubles on the wire
-static_assert(field_count<ModelConfig>() == 26,
+constexpr std::size_t kModelConfigSize = 74;  // doubles on the wire
+static_assert(field_count<ModelConfig>() == 27,
               "ModelConfig has a field that bindings/boundary.json's ModelConfig does not declare, or lacks one");
 inline ModelConfig read_ModelConfig(const double* p) {
   ModelConfig c;
@@ -250,6 +251,7 @@ inline ModelConfig read_ModelConfig(const double* p) {
   c.final_logit_softcap = static_cast<decltype(c.final_logit_softcap)>(p[70]);  // finalLogitSoftcap
   c.hidden_before_final_norm = p[71] != 0;  // hiddenBeforeFinalNorm
   c.first_attn_norm = p[72] != 0;  // firstAttnNorm
+  c.head_norm = p[73] != 0;  // headNorm
   return c;
 }
 

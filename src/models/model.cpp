@@ -50,7 +50,7 @@ Status check_model_config(const ModelConfig& c) {
   const int task = static_cast<int>(c.task_head), pool = static_cast<int>(c.head_pool);
   const int dense = static_cast<int>(c.head_dense), act = static_cast<int>(c.head_activation);
   if (task < 0 || task > 3) return Status::error(Code::invalid_argument, "taskHead", "unknown taskHead");
-  if (pool < 0 || pool > 1 || dense < 0 || dense > 2 || act < 0 || act > 3) {
+  if (pool < 0 || pool > 2 || dense < 0 || dense > 2 || act < 0 || act > 3) {
     return Status::error(Code::invalid_argument, "taskHead", "unknown head pooling, dense or activation");
   }
   if (c.task_head != TaskHead::none) {
@@ -149,16 +149,17 @@ Status Model::weight(ModelPart part, int layer, int which, double length, float*
       return own(pooler_, D * D + D, which * D * D, which ? D : D * D, which ? "bias" : "weight", &pooler_set_[which],
                  which ? "dim" : "dim * dim");
     case ModelPart::task: {
-      if (config_.task_head == TaskHead::none || which < 0 || which > 3) break;
+      if (config_.task_head == TaskHead::none || which < 0 || which > 5) break;
       if (which < 2 && config_.head_dense != HeadDense::own) break;
       if (which == 3 && !config_.head_bias) break;
+      if (which > 3 && !config_.head_norm) break;
       const std::size_t N = static_cast<std::size_t>(config_.num_labels);
-      static const char* names[4] = {"denseWeight", "denseBias", "weight", "bias"};
-      static const char* formulas[4] = {"dim * dim", "dim", "numLabels * dim", "numLabels"};
-      const std::size_t offsets[4] = {0, D * D, D * D + D, D * D + D + N * D};
-      const std::size_t counts[4] = {D * D, D, N * D, N};
-      return own(task_, D * D + D + N * D + N, offsets[which], counts[which], names[which], &task_set_[which],
-                 formulas[which]);
+      static const char* names[6] = {"denseWeight", "denseBias", "weight", "bias", "normWeight", "normBias"};
+      static const char* formulas[6] = {"dim * dim", "dim", "numLabels * dim", "numLabels", "dim", "dim"};
+      const std::size_t after = D * D + D + N * D + N;
+      const std::size_t offsets[6] = {0, D * D, D * D + D, D * D + D + N * D, after, after + D};
+      const std::size_t counts[6] = {D * D, D, N * D, N, D, D};
+      return own(task_, after + 2 * D, offsets[which], counts[which], names[which], &task_set_[which], formulas[which]);
     }
   }
   return Status::error(Code::invalid_argument, "weights", "this model has no such weight");
@@ -175,6 +176,7 @@ bool Model::has_head(ModelPart part) const {
     case ModelPart::task:
       return config_.task_head != TaskHead::none && task_set_[2] && (task_set_[3] || !config_.head_bias) &&
              (config_.head_dense != HeadDense::own || (task_set_[0] && task_set_[1])) &&
+             (!config_.head_norm || (task_set_[4] && task_set_[5])) &&
              (config_.head_dense != HeadDense::pooler || (pooler_set_[0] && pooler_set_[1]));
     default:
       return false;
@@ -521,6 +523,19 @@ Status Model::task_logits(const Inputs& in, const float* x, float* y) {
   float* scratch = head_work_.data();
   if (sequence || last) {
     for (std::size_t b = 0; b < B; ++b) {
+      if (sequence && config_.head_pool == HeadPool::mean) {
+        // The mean over the attention mask: sum(h * m) / sum(m) (every row without a mask).
+        float* row = scratch + b * D;
+        std::fill_n(row, D, 0.f);
+        float count = 0;
+        for (std::size_t i = 0; i < L; ++i) {
+          if (in.mask && !in.mask[b * L + i]) continue;
+          count += 1;
+          for (std::size_t d = 0; d < D; ++d) row[d] += x[(b * L + i) * D + d];
+        }
+        for (std::size_t d = 0; d < D; ++d) row[d] /= count;
+        continue;
+      }
       std::size_t t = last ? L - 1 : 0;
       if (sequence && config_.head_pool == HeadPool::last_token) {
         // Hugging Face: the last index whose id is not pad_token_id (0 when every id is), from the
@@ -545,6 +560,11 @@ Status Model::task_logits(const Inputs& in, const float* x, float* y) {
       for (std::size_t i = 0; i < n * D; ++i) scratch[i] = std::tanh(scratch[i]);
     } else if (config_.head_activation != HeadActivation::none) {
       activation(scratch, n * D, config_.head_activation == HeadActivation::relu ? Activation::relu : Activation::gelu);
+    }
+    if (config_.head_norm) {
+      const float* nw = t + D * D + D + N * D + N;
+      Status s = layer_norm(scratch, scratch, n, dim_, nw, nw + D, config_.layer.layer.eps);
+      if (!s.ok()) return s;
     }
     rows = scratch;
   }

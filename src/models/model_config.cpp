@@ -34,7 +34,9 @@ const std::set<std::string>& ignorable() {
       "pooler_type", "n_ctx", "model_type", "dropout", "qa_dropout", "seq_classif_dropout", "tie_weights_",
       "max_window_layers", "hidden_dropout", "attention_softmax_in_fp32", "bias_dropout_fusion",
       "masked_softmax_fusion", "offset_alibi", "skip_bias_add", "skip_bias_add_qkv", "slow_but_exact", "unk_token_id",
-      "n_inner", "auto_map", "cache_implementation", "hidden_act"};
+      "n_inner", "auto_map", "cache_implementation", "hidden_act", "embedding_dropout", "mlp_dropout",
+      "initializer_cutoff_factor", "deterministic_flash_attn", "sparse_prediction", "sparse_pred_ignore_index",
+      "reference_compile", "repad_logits_with_grad", "cls_token_id", "layer_norm_eps", "classifier_pooling"};
   return keys;
 }
 
@@ -486,6 +488,66 @@ Status gemma2(Reader& r, const json& j, json& spec) {
   return s;
 }
 
+// ModernBERT: a rotary encoder whose layers attend locally (|i - j| <= local_attention / 2, with
+// local_rope_theta) except every global_attn_every_n_layers-th (global_rope_theta); pre-LayerNorm
+// without biases (norm_bias), no norm before layer 0's attention, fused Wqkv, GeGLU (Wi: input
+// then gate); its hidden_states' last entry comes before final_norm. The masked-LM head is
+// head.dense, classifier_activation, head.norm and the tied decoder with decoder.bias.
+Status modernbert(Reader& r, json& spec) {
+  double vocab, dim, layers, heads, ffn, positions, eps, every, local, global_theta, local_theta = 0, pad;
+  Status s = r.size({"vocab_size"}, vocab);
+  if (s.ok()) s = r.size({"hidden_size"}, dim);
+  if (s.ok()) s = r.size({"num_hidden_layers"}, layers, 1, 1024);
+  if (s.ok()) s = r.size({"num_attention_heads"}, heads, 1, 4096);
+  if (s.ok()) s = r.size({"intermediate_size"}, ffn);
+  if (s.ok()) s = r.optional_integer("max_position_embeddings", positions, 8192, 1);
+  if (s.ok()) s = r.number("norm_eps", eps, 1e-5, 0, 1);
+  if (s.ok()) s = r.optional_integer("global_attn_every_n_layers", every, 3, 1, 4096);
+  if (s.ok()) s = r.optional_integer("local_attention", local, 128, 0, 1 << 24);
+  if (s.ok()) s = r.number("global_rope_theta", global_theta, 160000, 1.0000001, 1e30);
+  if (s.ok() && r.has("local_rope_theta")) s = r.number("local_rope_theta", local_theta, 10000, 1.0000001, 1e30);
+  if (s.ok()) s = r.optional_integer("pad_token_id", pad, 50283, 0);
+  bool norm_bias = false, attention_bias = false, mlp_bias = false, decoder_bias = true, classifier_bias = false;
+  std::string act, head_act;
+  if (s.ok()) s = r.boolean("norm_bias", norm_bias, false);
+  if (s.ok()) s = r.boolean("attention_bias", attention_bias, false);
+  if (s.ok()) s = r.boolean("mlp_bias", mlp_bias, false);
+  if (s.ok()) s = r.boolean("decoder_bias", decoder_bias, true);
+  if (s.ok()) s = r.boolean("classifier_bias", classifier_bias, false);
+  if (s.ok()) s = r.string("hidden_activation", act, "gelu");
+  if (s.ok()) s = activation_name("hidden_activation", act, act);
+  if (s.ok()) s = r.string("classifier_activation", head_act, "gelu");
+  if (s.ok()) s = activation_name("classifier_activation", head_act, head_act);
+  r.has("position_embedding_type");  // "absolute" in the Hub files; ModernBERT has rotary only
+  if (!s.ok()) return s;
+  if (std::fmod(dim, heads) != 0) {
+    return bad("num_attention_heads", "hidden_size (" + show_number(dim) + ") must be divisible by num_attention_heads (" +
+                                          show_number(heads) + ")");
+  }
+  spec["numLayers"] = layers;
+  spec["embeddings"] = {{"vocabSize", vocab}, {"dim", dim}, {"maxPositions", positions}, {"typeVocabSize", 0},
+                        {"positional", "none"}, {"norm", "layernorm"}, {"eps", eps}, {"paddingIdx", pad}};
+  spec["positionIds"] = "arange";
+  spec["layer"] = {{"dim", dim}, {"numHeads", heads}, {"numKvHeads", heads}, {"headDim", dim / heads}, {"ffnDim", ffn},
+                   {"activation", act}, {"normPlacement", "pre"}, {"norm", "layernorm"}, {"eps", eps},
+                   {"bias", attention_bias}, {"outBias", attention_bias}, {"ffnBias", mlp_bias}, {"ffnGated", true},
+                   {"weightLayout", "outIn"}, {"positional", "rotary"},
+                   {"rotary", {{"base", global_theta}, {"layout", "half"}}}, {"causal", false}};
+  spec["finalNorm"] = {{"norm", "layernorm"}, {"eps", eps}};
+  if (local > 0) {
+    spec["slidingWindow"] = local;
+    spec["windowPattern"] = {{"every", every}, {"global", 0}};
+    if (local_theta > 0) spec["localRopeBase"] = local_theta;
+  }
+  spec["firstAttnNorm"] = false;
+  spec["hiddenBeforeFinalNorm"] = true;
+  spec["normBias"] = norm_bias;  // absent biases are zeros
+  spec["mlmActivation"] = head_act;
+  spec["headDenseBias"] = classifier_bias;
+  spec["decoderBias"] = decoder_bias;
+  return s;
+}
+
 // LLaMA and the families built like it: Qwen2 (q/k/v biases), Mistral (a sliding window on every
 // layer), Qwen3 (RMSNorm of each head's queries and keys before RoPE, head_dim 128 by default).
 Status llama(Reader& r, const json& j, const std::string& family, json& spec) {
@@ -638,7 +700,7 @@ Status task_head(Reader& r, const json& j, const std::string& family, json& spec
   }
   if (!task) return s;
   const bool bert = family == "bert", roberta = family == "roberta" || family == "xlm-roberta";
-  const bool decoder = !bert && !roberta && family != "distilbert";
+  const bool decoder = !bert && !roberta && family != "distilbert" && family != "modernbert";
   const std::string t = task;
   if (decoder && t != "sequence") {
     return bad("architectures", arch + " is not supported yet (decoders have *ForSequenceClassification and *ForCausalLM)");
@@ -649,13 +711,24 @@ Status task_head(Reader& r, const json& j, const std::string& family, json& spec
   if (t == "sequence" && bert) head["dense"] = "pooler", head["activation"] = "tanh";
   if (t == "sequence" && roberta) head["dense"] = "own", head["activation"] = "tanh";
   if (t == "sequence" && family == "distilbert") head["dense"] = "own", head["activation"] = "relu";
+  if (t == "sequence" && family == "modernbert") {
+    // ModernBertPredictionHead (dense, activation, norm) over the pooled row, then the classifier.
+    std::string pooling, act;
+    s = r.string("classifier_pooling", pooling, "cls");
+    if (s.ok() && pooling != "cls" && pooling != "mean") s = bad("classifier_pooling", "'classifier_pooling' must be \"cls\" or \"mean\"");
+    if (s.ok()) s = r.string("classifier_activation", act, "gelu");
+    if (s.ok()) s = activation_name("classifier_activation", act, act);
+    if (s.ok() && act != "gelu" && act != "relu") s = bad("classifier_activation", "classifier_activation must be gelu or relu here");
+    if (!s.ok()) return s;
+    head["pool"] = pooling == "mean" ? "mean" : "first", head["dense"] = "own", head["activation"] = act, head["norm"] = true;
+  }
   spec["head"] = head;
   spec["architecture"] = arch;
   return s;
 }
 
 constexpr const char* kSupported =
-    "bert, roberta, xlm-roberta, distilbert, gpt2, gpt_neox, bloom, llama, qwen2, qwen3, mistral, phi3, gemma2";
+    "bert, roberta, xlm-roberta, distilbert, modernbert, gpt2, gpt_neox, bloom, llama, qwen2, qwen3, mistral, phi3, gemma2";
 
 Status model_spec_from_config(const char* text, std::size_t length, std::string& out) {
   if (length > kMaxConfigBytes) {
@@ -674,13 +747,15 @@ Status model_spec_from_config(const char* text, std::size_t length, std::string&
   const std::string family = mt->get<std::string>();
   Reader r(j);
   json spec = {{"family", family}};
-  const bool encoder = family == "bert" || family == "roberta" || family == "xlm-roberta" || family == "distilbert";
+  const bool encoder = family == "bert" || family == "roberta" || family == "xlm-roberta" || family == "distilbert" ||
+                       family == "modernbert";
   if (family == "bert" || family == "roberta" || family == "xlm-roberta") s = bert_like(r, j, family != "bert", spec);
   else if (family == "distilbert") s = distilbert(r, spec);
   else if (family == "gpt2") s = gpt2(r, spec);
   else if (family == "gpt_neox") s = gpt_neox(r, j, spec);
   else if (family == "bloom") s = bloom(r, spec);
   else if (family == "gemma2") s = gemma2(r, j, spec);
+  else if (family == "modernbert") s = modernbert(r, spec);
   else if (family == "llama" || family == "qwen2" || family == "qwen3" || family == "mistral" || family == "phi3") {
     s = llama(r, j, family, spec);
   }

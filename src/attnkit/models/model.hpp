@@ -51,6 +51,7 @@ enum class TaskHead : int {
 enum class HeadPool : int {
   first = 0,       // the first token (BERT's [CLS], RoBERTa's <s>)
   last_token = 1,  // each row's last token that is not pad_token_id (decoders' `score`)
+  mean = 2,        // the mean over the attention mask (ModernBERT's classifier_pooling "mean")
 };
 enum class HeadDense : int {
   none = 0,
@@ -90,6 +91,7 @@ struct ModelConfig {
   double final_logit_softcap = 0;    // Gemma 2: logits = c tanh(logits / c) (0 = none)
   bool hidden_before_final_norm = false;  // ModernBERT: hidden states' last entry before the final norm
   bool first_attn_norm = true;       // false: layer 0 has no norm before its attention (ModernBERT)
+  bool head_norm = false;            // a LayerNorm after the task head's dense and activation (ModernBERT)
 };
 
 Status check_model_config(const ModelConfig& c);
@@ -101,7 +103,7 @@ Status check_model_config(const ModelConfig& c);
 //        (LayerNorm(act(dense(x))) @ word.T + bias, BertForMaskedLM's cls.predictions);
 //   pooler: 0 dense.weight [dim, dim], 1 dense.bias [dim] (BertPooler: tanh(dense(h[:, 0])));
 //   task: 0 dense.weight [dim, dim], 1 dense.bias [dim] (HeadDense::own), 2 classifier.weight
-//         [num_labels, dim], 3 classifier.bias [num_labels].
+//         [num_labels, dim], 3 classifier.bias [num_labels], 4 norm weight, 5 norm bias [dim] (head_norm).
 enum class ModelPart : int { embeddings = 0, layer = 1, final_norm = 2, lm_head = 3, mlm = 4, pooler = 5, task = 6 };
 
 enum class LogitsMode : int { none = 0, all = 1, last = 2 };
@@ -189,8 +191,8 @@ class Model : public HeapObject {
   FloatBuffer final_;    // weight [D], bias [D]
   FloatBuffer mlm_;      // dense.weight [D*D], dense.bias, norm weight, norm bias [D], bias [V]
   FloatBuffer pooler_;   // weight [D*D], bias [D]
-  FloatBuffer task_;     // dense weight [D*D], dense bias [D], classifier [N*D], bias [N]
-  bool mlm_set_[5] = {}, pooler_set_[2] = {}, task_set_[4] = {}, head_set_ = false;
+  FloatBuffer task_;     // dense weight [D*D], dense bias [D], classifier [N*D], bias [N], norm [D], norm bias [D]
+  bool mlm_set_[5] = {}, pooler_set_[2] = {}, task_set_[6] = {}, head_set_ = false;
   FloatBuffer work_;       // two hidden states taking turns (when they are not an output)
   FloatBuffer head_work_;  // the heads' and pooling's scratch
   // The cache's bookkeeping beside the layers' K and V: batch, length, mask.

@@ -12,7 +12,7 @@ const DIR = path.join(ROOT, 'tests/fixtures/families');
 const cases = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()
   .map((f) => JSON.parse(fs.readFileSync(path.join(DIR, f), 'utf8')));
 // The families attnkit runs; the fixtures of the others wait for their blocks (issue 35).
-const SUPPORTED = new Set(['distilbert', 'xlm-roberta', 'bert', 'qwen2', 'qwen3', 'mistral', 'gpt_neox', 'bloom', 'phi3', 'gemma2']);
+const SUPPORTED = new Set(['distilbert', 'xlm-roberta', 'bert', 'qwen2', 'qwen3', 'mistral', 'gpt_neox', 'bloom', 'phi3', 'gemma2', 'modernbert']);
 // The heads the model core has so far.
 const HEADS = new Set(['causalLM', 'maskedLM', 'sequenceClassification', 'tokenClassification']);
 const ids = (data, dims) => ({ data: Int32Array.from(data), dims });
@@ -42,6 +42,8 @@ for (const c of cases.filter((c) => SUPPORTED.has(c.family))) {
         assert.equal(r.hiddenStates.length, c.hiddenStates.length);
         r.hiddenStates.forEach((h, i) => assertClose(h.data, c.hiddenStates[i], `${c.name} hidden state ${i}`, 1e-4, 1e-4));
         r.attentions.forEach((w, i) => assertClose(w.data, c.attentions[i], `${c.name} attentions ${i}`, 2e-5, 1e-4));
+        // ModernBERT: the hidden states end before final_norm; lastHiddenState is after it.
+        if (c.lastHiddenState) assertClose(r.lastHiddenState.data, c.lastHiddenState, `${c.name} last hidden state`, 1e-4, 1e-4);
         for (const h of heads) assertClose(r.logits.data, c.logits[h], `${c.name} ${h} logits`, 2e-4, 1e-4);
         if (c.startLogits) {
           assertClose(r.startLogits.data, c.startLogits, `${c.name} start logits`, 2e-4, 1e-4);

@@ -203,6 +203,43 @@ FAMILIES.gemma2 = {
   },
 };
 
+// ModernBERT: fused Wqkv (q, k, v rows: our inProjWeight), GeGLU Wi (input rows, then gate), no
+// attn_norm in layer 0; the masked-LM head is head.dense / head.norm / decoder (tied) + decoder.bias.
+FAMILIES.modernbert = {
+  prefixes: ['model.'],
+  embeddings: {
+    'embeddings.tok_embeddings.weight': 'word', 'embeddings.norm.weight': 'normWeight', 'embeddings.norm.bias': 'normBias',
+  },
+  layer: /^layers\.(\d+)\.(.+)$/,
+  layerPrefix: 'layers.',
+  layerWeights: {
+    'attn_norm.weight': 'norm1.weight', 'attn_norm.bias': 'norm1.bias',
+    'attn.Wqkv.weight': 'inProjWeight', 'attn.Wqkv.bias': 'inProjBias', 'attn.Wo.weight': 'outWeight', 'attn.Wo.bias': 'outBias',
+    'mlp_norm.weight': 'norm2.weight', 'mlp_norm.bias': 'norm2.bias',
+    'mlp.Wi.weight': halves('gate.weight', 'linear1.weight'), 'mlp.Wi.bias': halves('gate.bias', 'linear1.bias'),
+    'mlp.Wo.weight': 'linear2.weight', 'mlp.Wo.bias': 'linear2.bias',
+  },
+  final: { 'final_norm.weight': 'weight', 'final_norm.bias': 'bias' },
+  mlm: {
+    'head.dense.weight': 'denseWeight', 'head.dense.bias': 'denseBias', 'head.norm.weight': 'normWeight',
+    'head.norm.bias': 'normBias', 'decoder.bias': 'bias',
+  },
+  tiedDecoder: /^decoder\.weight$/,
+  heads: {
+    sequence: {
+      'head.dense.weight': 'denseWeight', 'head.dense.bias': 'denseBias', 'head.norm.weight': 'normWeight',
+      'head.norm.bias': 'normBias', 'classifier.weight': 'weight', 'classifier.bias': 'bias',
+    },
+    token: { 'classifier.weight': 'weight', 'classifier.bias': 'bias' },
+  },
+  ignore: /^$/,
+  configKeys: {
+    dim: 'hidden_size', numHeads: 'num_attention_heads', numKvHeads: 'num_attention_heads', headDim: 'head size',
+    ffnDim: 'intermediate_size', vocabSize: 'vocab_size', maxPositions: 'max_position_embeddings',
+    numLabels: 'num_labels (the entries of id2label)',
+  },
+};
+
 // DistilBERT: BERT's layers under other names, no token types; its masked-LM head is
 // vocab_transform, the activation, vocab_layer_norm and vocab_projector (tied to the word table).
 FAMILIES.distilbert = {

@@ -40,7 +40,7 @@ const PART = { embeddings: 0, layer: 1, final: 2, lmHead: 3, mlm: 4, pooler: 5, 
 const PART_WEIGHTS = {
   embeddings: WEIGHTS.Embeddings, layer: WEIGHTS.EncoderLayer, final: ['weight', 'bias'], lmHead: ['word'],
   mlm: ['denseWeight', 'denseBias', 'normWeight', 'normBias', 'bias'], pooler: ['weight', 'bias'],
-  task: ['denseWeight', 'denseBias', 'weight', 'bias'],
+  task: ['denseWeight', 'denseBias', 'weight', 'bias', 'normWeight', 'normBias'],
 };
 const POOLING = ['mean', 'cls', 'last', 'pooler'];
 
@@ -98,7 +98,7 @@ export class Model extends OwnedHandle {
       finalNorm: spec.finalNorm?.norm ?? 'none', finalEps: spec.finalNorm?.eps ?? 1e-5, lmHead: spec.lmHead ?? 'none',
       mlmHead: Boolean(this._family.mlm),
       // RoBERTa's lm_head applies gelu whatever hidden_act says; BERT's and DistilBERT's the config's.
-      mlmActivation: spec.family === 'roberta' || spec.family === 'xlm-roberta' ? 'gelu' : lay.fields.activation,
+      mlmActivation: spec.mlmActivation ?? (spec.family === 'roberta' || spec.family === 'xlm-roberta' ? 'gelu' : lay.fields.activation),
       contextSize: spec.embeddings.maxPositions, window: spec.slidingWindow ?? 0,
       taskHead: spec.head?.task ?? 'none', numLabels: spec.head?.numLabels ?? 0, headPool: spec.head?.pool ?? 'first',
       headDense: spec.head?.dense ?? 'none', headActivation: spec.head?.activation ?? 'none', headBias: spec.head?.bias ?? true,
@@ -106,6 +106,7 @@ export class Model extends OwnedHandle {
       windowEvery: spec.windowPattern?.every ?? 0, windowGlobal: spec.windowPattern?.global ?? 0,
       localRopeBase: spec.localRopeBase ?? 0, finalLogitSoftcap: spec.finalLogitSoftcap ?? 0,
       hiddenBeforeFinalNorm: spec.hiddenBeforeFinalNorm ?? false, firstAttnNorm: spec.firstAttnNorm ?? true,
+      headNorm: spec.head?.norm ?? false,
     });
     this._config = { ...att.config, ...lay.config };
     // Every float32 the model will hold, checked against the heap before the first is allocated.
@@ -329,9 +330,9 @@ export class Model extends OwnedHandle {
           for (const [ours, part] of parts) put(layers[i], ours, part, full, `layer ${i}`);
         }
       } else if (name === (f.lmHead ?? 'lm_head.weight') && this.spec.lmHead === 'separate') put(head, 'word', value, full, 'lm_head');
+      else if (own(taskNames, full) || own(taskNames, name)) put(task, taskNames[own(taskNames, full) ? full : name], value, full, 'the task head');
       else if (f.mlm && own(f.mlm, name)) put(mlm, f.mlm[name], value, full, 'the masked-LM head');
       else if (f.pooler && own(f.pooler, name)) put(pooler, f.pooler[name], value, full, 'the pooler');
-      else if (own(taskNames, full) || own(taskNames, name)) put(task, taskNames[own(taskNames, full) ? full : name], value, full, 'the task head');
       else if (f.tiedDecoder?.test(name)) continue;
       else unused.push(full);
     }
@@ -347,6 +348,15 @@ export class Model extends OwnedHandle {
       };
       for (const l of layers) for (const k of Object.keys(l)) if (/^norm\d\.weight$/.test(k)) l[k] = plusOne(l[k]);
       if (final.weight) final.weight = plusOne(final.weight);
+    }
+    // Biases a family leaves out (ModernBERT's norm_bias, classifier_bias, decoder_bias false) are zeros.
+    const D = this._config.dim, zeros = (n) => new Float32Array(n);
+    if (this.spec.normBias === false && Object.keys(mlm).length) mlm.normBias ??= zeros(D);
+    if (this.spec.headDenseBias === false && Object.keys(mlm).length) mlm.denseBias ??= zeros(D);
+    if (this.spec.decoderBias === false && Object.keys(mlm).length) mlm.bias ??= zeros(this.spec.embeddings.vocabSize);
+    if (this.spec.head?.norm) {
+      if (this.spec.normBias === false) task.normBias ??= zeros(D);
+      if (this.spec.headDenseBias === false) task.denseBias ??= zeros(D);
     }
     const missing = this._missing(emb, layers, final) ?? this._missingHead(task, pooler, taskNames);
     if (missing) {
@@ -393,7 +403,8 @@ export class Model extends OwnedHandle {
     const h = this.spec.head;
     if (!h) return null;
     const name = (ours) => Object.keys(names).find((k) => names[k] === ours) ?? ours;
-    const need = ['weight', ...(h.bias ? ['bias'] : []), ...(h.dense === 'own' ? ['denseWeight', 'denseBias'] : [])];
+    const need = ['weight', ...(h.bias ? ['bias'] : []), ...(h.dense === 'own' ? ['denseWeight', 'denseBias'] : []),
+      ...(h.norm ? ['normWeight', 'normBias'] : [])];
     for (const w of need) if (task[w] === undefined) return name(w);
     if (h.dense === 'pooler') {
       for (const w of ['weight', 'bias']) if (pooler[w] === undefined) return Object.keys(this._family.pooler).find((k) => this._family.pooler[k] === w);
@@ -405,8 +416,10 @@ export class Model extends OwnedHandle {
   _missing(emb, layers, final) {
     const f = this._family, s = this.spec;
     const name = (table, ours) => Object.keys(table).find((k) => table[k] === ours || table[k]?.into?.includes(ours));
+    const biases = s.normBias !== false; // ModernBERT's norm_bias false: LayerNorms without bias
     const needEmb = ['word', ...(s.embeddings.positional === 'learned' ? ['position'] : []),
-      ...(s.embeddings.typeVocabSize > 0 ? ['tokenType'] : []), ...(s.embeddings.norm === 'layernorm' ? ['normWeight', 'normBias'] : [])];
+      ...(s.embeddings.typeVocabSize > 0 ? ['tokenType'] : []),
+      ...(s.embeddings.norm === 'layernorm' ? ['normWeight', ...(biases ? ['normBias'] : [])] : [])];
     for (const w of needEmb) if (!emb[w]) return name(f.embeddings, w);
     const l = s.layer;
     const fused = Object.values(f.layerWeights).includes('inProjWeight'); // GPT-2's c_attn
@@ -414,15 +427,18 @@ export class Model extends OwnedHandle {
       ...(fused ? ['inProjWeight', ...(l.bias ? ['inProjBias'] : [])]
         : ['qWeight', 'kWeight', 'vWeight', ...(l.bias ? ['qBias', 'kBias', 'vBias'] : [])]),
       'outWeight', ...(l.outBias ? ['outBias'] : []), ...(l.qkNorm ? ['qNorm', 'kNorm'] : []),
-      'norm1.weight', 'norm2.weight', ...(l.norm === 'layernorm' ? ['norm1.bias', 'norm2.bias'] : []),
+      'norm1.weight', 'norm2.weight', ...(l.norm === 'layernorm' && biases ? ['norm1.bias', 'norm2.bias'] : []),
       ...(l.normPlacement === 'sandwich' ? ['norm3.weight', 'norm4.weight', ...(l.norm === 'layernorm' ? ['norm3.bias', 'norm4.bias'] : [])] : []),
       'linear1.weight', 'linear2.weight', ...(l.ffnGated ? ['gate.weight'] : []),
       ...(l.ffnBias ? ['linear1.bias', 'linear2.bias', ...(l.ffnGated ? ['gate.bias'] : [])] : []),
     ];
     for (let i = 0; i < layers.length; i++) {
-      for (const w of needLayer) if (layers[i][w] === undefined) return `${f.layerPrefix}${i}.${name(f.layerWeights, w)}`;
+      for (const w of needLayer) {
+        if (i === 0 && s.firstAttnNorm === false && w.startsWith('norm1.')) continue; // ModernBERT: none there
+        if (layers[i][w] === undefined) return `${f.layerPrefix}${i}.${name(f.layerWeights, w)}`;
+      }
     }
-    if (s.finalNorm) for (const w of Object.values(f.final)) if (!final[w]) return name(f.final, w);
+    if (s.finalNorm) for (const w of Object.values(f.final)) if (!final[w] && (biases || w !== 'bias')) return name(f.final, w);
     return null;
   }
 

@@ -18,7 +18,7 @@ export const ENUMS = Object.freeze({
   LogitsMode: Object.freeze(["none","all","last"]),
   Pooling: Object.freeze(["none","mean","cls","last","pooler"]),
   TaskHead: Object.freeze(["none","sequence","token","span"]),
-  HeadPool: Object.freeze(["first","lastToken"]),
+  HeadPool: Object.freeze(["first","lastToken","mean"]),
   HeadDense: Object.freeze(["none","own","pooler"]),
   HeadActivation: Object.freeze(["none","tanh","relu","gelu"]),
 });
@@ -148,11 +148,11 @@ export function writeEmbeddingsConfig(o, out = new Float64Array(11), at = 0) {
   return out;
 }
 
-export const MODEL_CONFIG_SIZE = 73;
+export const MODEL_CONFIG_SIZE = 74;
 
-/** ModelConfig (embeddings, layer, numLayers, causal, positionIds, layerScale, finalNorm, finalEps, lmHead, mlmHead, mlmActivation, contextSize, window, taskHead, numLabels, headPool, headDense, headActivation, headBias, padTokenId, windowEvery, windowGlobal, localRopeBase, finalLogitSoftcap, hiddenBeforeFinalNorm, firstAttnNorm) into out[at..at + 73). */
-export function writeModelConfig(o, out = new Float64Array(73), at = 0) {
-  fields('ModelConfig', o, ["embeddings","layer","numLayers","causal","positionIds","layerScale","finalNorm","finalEps","lmHead","mlmHead","mlmActivation","contextSize","window","taskHead","numLabels","headPool","headDense","headActivation","headBias","padTokenId","windowEvery","windowGlobal","localRopeBase","finalLogitSoftcap","hiddenBeforeFinalNorm","firstAttnNorm"]);
+/** ModelConfig (embeddings, layer, numLayers, causal, positionIds, layerScale, finalNorm, finalEps, lmHead, mlmHead, mlmActivation, contextSize, window, taskHead, numLabels, headPool, headDense, headActivation, headBias, padTokenId, windowEvery, windowGlobal, localRopeBase, finalLogitSoftcap, hiddenBeforeFinalNorm, firstAttnNorm, headNorm) into out[at..at + 74). */
+export function writeModelConfig(o, out = new Float64Array(74), at = 0) {
+  fields('ModelConfig', o, ["embeddings","layer","numLayers","causal","positionIds","layerScale","finalNorm","finalEps","lmHead","mlmHead","mlmActivation","contextSize","window","taskHead","numLabels","headPool","headDense","headActivation","headBias","padTokenId","windowEvery","windowGlobal","localRopeBase","finalLogitSoftcap","hiddenBeforeFinalNorm","firstAttnNorm","headNorm"]);
   writeEmbeddingsConfig(o.embeddings, out, at + 0);
   writeEncoderLayerConfig(o.layer, out, at + 11);
   out[at + 49] = o.numLayers;
@@ -179,6 +179,7 @@ export function writeModelConfig(o, out = new Float64Array(73), at = 0) {
   out[at + 70] = o.finalLogitSoftcap;
   out[at + 71] = o.hiddenBeforeFinalNorm ? 1 : 0;
   out[at + 72] = o.firstAttnNorm ? 1 : 0;
+  out[at + 73] = o.headNorm ? 1 : 0;
   return out;
 }
 
