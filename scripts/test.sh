@@ -14,3 +14,11 @@ bash scripts/sanitize.sh
 FUZZ_JS=0 bash scripts/fuzz.sh "${FUZZ_SECONDS:-10}"  # the JavaScript fuzzer runs below, as tests/node/js_fuzz.test.mjs
 echo "== wasm in Node and in Chromium (node --test)"
 node --test --test-concurrency=1 tests/node/ tests/browser/
+if [ -f web/dist/attnkit-simd-relaxed.wasm ]; then
+  # Node 20 runs relaxed SIMD behind a flag, and right only on its optimising tier (docs/relaxed-simd.md).
+  echo "== the relaxed-SIMD builds in Node (--experimental-wasm-relaxed-simd --no-liftoff): the golden, special-value and threads tests"
+  ATTNKIT_BACKENDS=relaxed node --experimental-wasm-relaxed-simd --no-liftoff --test --test-concurrency=1 \
+    tests/node/ops/ tests/node/nn/ tests/node/models/ tests/node/hostile.test.mjs tests/node/runtime/threads.test.mjs
+else
+  echo "== skipped: the relaxed-SIMD builds' pass (not built: scripts/build.sh needs clang++-19)"
+fi

@@ -41,7 +41,7 @@ test('the tutorial walks from a sentence to each head\'s attention in headless C
   const { page, problems, close } = await openTutorial();
   t.after(close);
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  assert.match(await page.textContent('#backend'), /^wasm-simd128-threads, \d+ threads$/); // npm start isolates the page
+  assert.match(await page.textContent('#backend'), /^wasm-simd128(-relaxed)?-threads, \d+ threads$/); // npm start isolates the page
   await checkSection(page, 'weights');
   // This walk uses the toy model, whose switches are all free (the trained default has its own test).
   await redraw(page, 'pipeline', () => page.selectOption('#model-choice', 'toy'));

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { load } from '../../web/attnkit.js';
+import { relaxedUnavailable } from '../../web/src/runtime/relaxed.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -10,9 +11,26 @@ export function fixture(name) {
   return JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures', name), 'utf8'));
 }
 
-/** The three builds, forced: every behaviour test runs on each (threaded with this machine's cores). */
+/**
+ * The builds, forced: every behaviour test runs on each (threaded with this machine's cores). The
+ * relaxed-SIMD pass of scripts/test.sh (ATTNKIT_BACKENDS=relaxed, Node run with
+ * --experimental-wasm-relaxed-simd --no-liftoff) runs the same tests on the two relaxed builds
+ * instead, first the threaded one (tests that take [simd, scalar] get both); elsewhere the relaxed
+ * builds are added when the engine runs them (web/src/runtime/relaxed.js) and they were built.
+ */
 export async function backends() {
-  return [await load({ simd: true }), await load({ simd: true, threads: 1 }), await load({ simd: false })];
+  if (process.env.ATTNKIT_BACKENDS === 'relaxed') return relaxedBackends();
+  const builds = [await load({ simd: true }), await load({ simd: true, threads: 1 }), await load({ simd: false })];
+  return relaxedUnavailable() === null && relaxedBuilt() ? [...builds, ...await relaxedBackends()] : builds;
+}
+
+async function relaxedBackends() {
+  return [await load({ simd: 'relaxed' }), await load({ simd: 'relaxed', threads: 1 })];
+}
+
+/** Whether scripts/build.sh made the relaxed-SIMD builds (it needs clang++-19). */
+export function relaxedBuilt() {
+  return fs.existsSync(path.join(ROOT, 'web/dist/attnkit-simd-relaxed.wasm'));
 }
 
 export function maxAbsDiff(a, b) {

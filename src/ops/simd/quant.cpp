@@ -28,6 +28,33 @@ namespace {
 
 using quant_arch = xsimd::sse4_1;
 
+#if ATTNKIT_RELAXED_SIMD
+// The relaxed-SIMD build: i32x4.relaxed_dot_i8x16_i7x16_add_s multiplies 16 int8 by 16 values in
+// 0..127 and adds the products four by four into int32 lanes, exactly (its result is relaxed only
+// for a second operand >= 128, which it never gets here). Only the four lanes' total matters, so
+// the sums are the other builds' bits. Q8_0 weights go in as their low seven bits and their sign:
+// w = (w & 0x7f) - 128 [w < 0], so sum x w = dot(x, w & 0x7f) - 128 dot(x, w >>> 7). Q4_0: the
+// nibbles n are 0..15 as they are, sum x (n - 8) = dot(x, n) - dot(x, 8).
+inline v128_t dot_i7(v128_t a, v128_t b, v128_t acc) { return wasm_i32x4_relaxed_dot_i8x16_i7x16_add(a, b, acc); }
+
+inline __m128i products(const BlockQ8_0& w, const BlockQ8_0& x) {
+  const v128_t w0 = wasm_v128_load(w.qs), w1 = wasm_v128_load(w.qs + 16);
+  const v128_t x0 = wasm_v128_load(x.qs), x1 = wasm_v128_load(x.qs + 16);
+  const v128_t low7 = wasm_i8x16_splat(0x7f), zero = wasm_i32x4_splat(0);
+  const v128_t s = dot_i7(x1, wasm_v128_and(w1, low7), dot_i7(x0, wasm_v128_and(w0, low7), zero));
+  const v128_t neg = dot_i7(x1, wasm_u8x16_shr(w1, 7), dot_i7(x0, wasm_u8x16_shr(w0, 7), zero));
+  return (__m128i)wasm_i32x4_sub(s, wasm_i32x4_shl(neg, 7));
+}
+
+inline __m128i products(const BlockQ4_0& w, const BlockQ8_0& x) {
+  const v128_t bytes = wasm_v128_load(w.qs);
+  const v128_t lo = wasm_v128_and(bytes, wasm_i8x16_splat(0x0F)), hi = wasm_u8x16_shr(bytes, 4);
+  const v128_t x0 = wasm_v128_load(x.qs), x1 = wasm_v128_load(x.qs + 16);
+  const v128_t eight = wasm_i8x16_splat(8), zero = wasm_i32x4_splat(0);
+  const v128_t s = dot_i7(x1, hi, dot_i7(x0, lo, zero));
+  return (__m128i)wasm_i32x4_sub(s, dot_i7(x1, eight, dot_i7(x0, eight, zero)));
+}
+#else
 // Eight int8 at p as int16.
 inline __m128i widen8(const int8_t* p) {
   return _mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
@@ -56,6 +83,7 @@ inline __m128i products(const BlockQ4_0& w, const BlockQ8_0& x) {
   s1 = _mm_add_epi32(s1, _mm_madd_epi16(_mm_cvtepi8_epi16(_mm_unpackhi_epi64(hi, hi)), widen8(x.qs + 24)));
   return _mm_add_epi32(s0, s1);
 }
+#endif  // ATTNKIT_RELAXED_SIMD
 
 // [sum(a), sum(b), sum(c), sum(d)] of four vectors of 4 int32.
 inline __m128i sum4(__m128i a, __m128i b, __m128i c, __m128i d) {

@@ -8,8 +8,13 @@ import path from 'node:path';
 import { load, AttnkitError } from '../../../web/attnkit.js';
 import { AWKWARD, ROOT } from '../helpers.mjs';
 
-const threaded = await load({ threads: 3 }); // more threads than this machine's 2 cores: still exact
-const single = await load({ threads: 1 });
+// The relaxed-SIMD pass of scripts/test.sh (ATTNKIT_BACKENDS=relaxed) compares the relaxed builds'
+// threads with their single thread instead; the tests of which build load() picks are then skipped.
+const RELAXED = process.env.ATTNKIT_BACKENDS === 'relaxed';
+const simd = RELAXED ? 'relaxed' : 'auto';
+const onlySimd128 = { skip: RELAXED && 'the SIMD128 builds\' selection (the relaxed pass)' };
+const threaded = await load({ simd, threads: 3 }); // more threads than this machine's 2 cores: still exact
+const single = await load({ simd, threads: 1 });
 
 function randn(n, seed) {
   let s = seed >>> 0;
@@ -37,7 +42,7 @@ test('the pool\'s workers start after load() resolves, and then all run', async 
   assert.equal(single.threadsRunning, 1);
 });
 
-test('Node picks the threaded build with min(cores, 8) threads; threads: 1 picks the single-thread one and says so', async () => {
+test('Node picks the threaded build with min(cores, 8) threads; threads: 1 picks the single-thread one and says so', onlySimd128, async () => {
   const ak = await load();
   assert.equal(ak.backend, 'wasm-simd128-threads');
   assert.equal(ak.threads, Math.min(os.availableParallelism(), 8));
@@ -50,7 +55,7 @@ test('Node picks the threaded build with min(cores, 8) threads; threads: 1 picks
   assert.equal(await load({ threads: 3 }), threaded); // single flight per configuration
 });
 
-test('a bad threads option is refused by name', async () => {
+test('a bad threads option is refused by name', onlySimd128, async () => {
   for (const bad of [0, 1.5, 65, '2', true, NaN]) {
     await assert.rejects(load({ threads: bad }), (e) => e instanceof AttnkitError && e.code === 'ERR_INVALID_ARGUMENT' &&
       e.argument === 'threads', String(bad));
@@ -119,7 +124,7 @@ test('threaded calls leak nothing, and refused calls leave the module working', 
   assert.ok(sameBits(threaded.attention(x, x, x).data, single.attention(x, x, x).data));
 });
 
-test('named files: a wasmUrl map with the threaded key, or bytes with threads, run threaded; without, single-thread', async () => {
+test('named files: a wasmUrl map with the threaded key, or bytes with threads, run threaded; without, single-thread', onlySimd128, async () => {
   const dist = new URL('../../../web/dist/', import.meta.url);
   const byMap = await load({ wasmUrl: { 'wasm-simd128-threads': new URL('attnkit-simd-threads.wasm', dist) } });
   assert.deepEqual([byMap.backend, byMap.threads > 1], ['wasm-simd128-threads', true]);
