@@ -1,5 +1,5 @@
 // `npm run bench [-- section ...]`: attnkit against its peers, measured in the same run.
-// Sections: load, positional, embeddings, attention, model, generate, memory, tokenizers, threads (default: all).
+// Sections: load, positional, embeddings, attention, model, generate, memory, tokenizers, threads, relaxed (default: all).
 // Every section but threads runs one thread (load({ threads: 1 })). Prints markdown tables; writes bench/results/last.json.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -153,6 +153,56 @@ if (want('threads')) {
 
 if (want('generate')) {
   results.generate = await benchGenerate({ simd: await load({ simd: true, threads: 1 }), scalar: await load({ simd: false }) });
+}
+
+if (want('relaxed')) {
+  results.relaxed = await benchRelaxedBuilds();
+}
+
+// The relaxed-SIMD build against the SIMD128 build (bench/relaxed_cases.mjs, one thread each): in
+// Node 20 in a child process with the flags it needs (--experimental-wasm-relaxed-simd, and
+// --no-liftoff: its baseline tier computes the int8 dot wrongly), and in headless Chromium, which
+// runs it without flags.
+async function benchRelaxedBuilds() {
+  if (!fs.existsSync(path.join(ROOT, 'web/dist/attnkit-simd-relaxed.wasm'))) {
+    console.log('\nRelaxed SIMD: skipped (attnkit-simd-relaxed.wasm was not built: scripts/build.sh needs clang++-19)');
+    return { skipped: 'not built' };
+  }
+  const { execFileSync } = await import('node:child_process');
+  const out = {};
+  out.node = JSON.parse(execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--no-liftoff',
+    path.join(ROOT, 'bench/relaxed_node.mjs')], { encoding: 'utf8', maxBuffer: 1 << 24 }).trim().split('\n').pop());
+  try {
+    const { openPage } = await import('../tests/browser/browser.mjs');
+    const { page, close } = await openPage({ served: ['web', 'bench'], isolated: false });
+    try {
+      out.chromium = await page.evaluate(async () => {
+        const { load } = await import('/web/attnkit.js');
+        const { benchRelaxed } = await import('/bench/relaxed_cases.mjs');
+        return benchRelaxed(load);
+      });
+      out.chromium.version = await page.evaluate(() => navigator.userAgent.match(/Chrome\/[\d.]+/)?.[0]);
+    } finally {
+      await close();
+    }
+  } catch (e) {
+    out.chromium = { error: e.message };
+  }
+  const rows = [];
+  for (const [engine, r] of Object.entries(out)) {
+    if (r.error) {
+      rows.push([engine, `failed: ${r.error}`, '', '', '', '']);
+      continue;
+    }
+    for (const c of ['encoder', 'attention']) {
+      rows.push([engine === 'chromium' ? `Chromium ${r.version ?? ''}` : `Node ${process.version} (flags)`, r[c].what,
+        fmt(r[c]['wasm-simd128'].median, 1), fmt(r[c]['wasm-simd128-relaxed'].median, 1), `${fmt(r[c].ratio)}x`,
+        r[c].maxAbsDiff.toExponential(1)]);
+    }
+  }
+  table('Relaxed SIMD (fused multiply-add) vs SIMD128, one thread, median ms (targets in Chromium: encoder >= 1.25x, causal attention L = 2048 >= 1.15x)',
+    ['engine', 'case', 'SIMD128 ms', 'relaxed ms', 'relaxed speed-up', 'max |diff|'], rows);
+  return out;
 }
 
 fs.mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
