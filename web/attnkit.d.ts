@@ -12,7 +12,12 @@ type File = GlobalInstance<'File'>;
 type FileList = GlobalInstance<'FileList'>;
 type Blob = GlobalInstance<'Blob'>;
 
-export type Backend = 'wasm-simd128-threads' | 'wasm-simd128' | 'wasm-scalar';
+export type Backend =
+  | 'wasm-simd128-relaxed-threads'
+  | 'wasm-simd128-relaxed'
+  | 'wasm-simd128-threads'
+  | 'wasm-simd128'
+  | 'wasm-scalar';
 
 export type ErrorCode =
   | 'ERR_INVALID_ARGUMENT'
@@ -20,6 +25,7 @@ export type ErrorCode =
   | 'ERR_SHAPE_MISMATCH'
   | 'ERR_OUT_OF_MEMORY'
   | 'ERR_SIMD_UNSUPPORTED'
+  | 'ERR_RELAXED_SIMD_UNSUPPORTED'
   | 'ERR_LOAD'
   | 'ERR_DISPOSED'
   | 'ERR_ABORTED'
@@ -56,8 +62,13 @@ export interface BoolTensor extends Tensor<Uint8Array> {
 }
 
 export interface LoadOptions {
-  /** 'auto' (default) probes with WebAssembly.validate; true/false force a build. */
-  simd?: 'auto' | boolean;
+  /**
+   * 'auto' (default): the relaxed-SIMD build where the engine validates relaxed SIMD and passes a
+   * known-answer test of the relaxed instructions (else `relaxedUnavailableReason` says why), the
+   * SIMD128 build where it runs SIMD128, the scalar build elsewhere. 'relaxed' forces the relaxed
+   * build (ERR_RELAXED_SIMD_UNSUPPORTED where it cannot run), true the SIMD128 one, false the scalar one.
+   */
+  simd?: 'auto' | 'relaxed' | boolean;
   /**
    * Threads for the kernels (1-64; default min(cores, 8)). With SIMD, more than one runs the
    * 'wasm-simd128-threads' build where the engine allows it: always in Node, in browsers on
@@ -639,6 +650,56 @@ export interface Safetensors {
   metadata: { [key: string]: string };
 }
 
+/** A GGUF tensor's type in attnkit: F32, F16 and BF16 tensors read as 'float32'; quantized ones keep their block format. */
+export type GgufTensorType = 'float32' | 'q8_0' | 'q4_0' | 'q4_k';
+
+/**
+ * A tensor of a GGUF file, still in the file's bytes: Model.fromPretrained copies it into wasm
+ * memory with no float32 copy in JavaScript.
+ */
+export interface GgufTensor {
+  readonly name: string;
+  /** 'float32' for F32, F16 and BF16 tensors; 'q8_0', 'q4_0' or 'q4_k' for ggml's blocks. */
+  readonly type: GgufTensorType;
+  /** How the file stores it. */
+  readonly ggmlType: 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_K';
+  /** PyTorch's order: ggml's dims (ne) reversed, [out, in] for a weight. */
+  readonly dims: number[];
+  readonly size: number;
+  /** The stored bytes, a view into the file's bytes: values, or ggml's blocks (block_q8_0, block_q4_0, block_q4_K). */
+  readonly bytes: Uint8Array;
+  readonly byteLength: number;
+  /** A 'float32' tensor's values (F16 and BF16 converted exactly) on first use; undefined for quantized ones. */
+  readonly data: Float32Array | undefined;
+  /** Every value as float32 in a new array: ggml's dequantisation, bit for bit. */
+  dequantize(): Float32Array;
+}
+
+/** A GGUF array of strings, read from the file's bytes when asked (tokenizer.ggml.tokens, .merges). */
+export interface GgufStrings extends Iterable<string> {
+  readonly length: number;
+  /** String i as text (negative i counts from the end); undefined past the end. */
+  at(index: number): string | undefined;
+  /** The stored bytes of string i (writers may store bytes that are not UTF-8). */
+  bytes(index: number): Uint8Array | undefined;
+  toArray(): string[];
+}
+
+/**
+ * A GGUF metadata value: uint8 .. int32, float32 and float64 as numbers, uint64 and int64 as
+ * bigint, bool as boolean, string as string; arrays as typed arrays of their type (a copy), bool
+ * arrays as boolean[], string arrays as GgufStrings.
+ */
+export type GgufValue = number | bigint | boolean | string | GgufStrings | boolean[] | Uint8Array | Int8Array |
+  Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array | BigUint64Array | BigInt64Array;
+
+export interface Gguf {
+  /** A null-prototype object: every key of the file, in file order. */
+  metadata: { [key: string]: GgufValue };
+  /** A null-prototype object: every tensor by name, in file order. */
+  tensors: { [name: string]: GgufTensor };
+}
+
 /** Converts to/from the masked_fill convention (true = hide); its own inverse. */
 export function invertMask(mask: Mask): BoolTensor;
 /** Boolean mask → additive float32 (1 → 0, 0 → -Infinity). */
@@ -693,6 +754,8 @@ export class Attnkit {
   readonly threadsRunning: number;
   /** Why the threaded build is not the one running, or null when it is. */
   readonly threadsUnavailableReason: string | null;
+  /** Why the relaxed-SIMD build is not the one running, or null when it is. */
+  readonly relaxedUnavailableReason: string | null;
   /** Bytes of wasm heap currently allocated (for leak checks). */
   mallocInUse(): number;
   /** Size of the wasm linear memory in bytes. */
@@ -771,6 +834,8 @@ export class Attnkit {
   };
   /** Reads bytes or a fetch Response (streamed, with progress) and parses (header validated in C++, in attnkit-loaders.wasm, loaded on first use). */
   loadSafetensors(source: ArrayBuffer | ArrayBufferView | Response, options?: { onProgress?: (loaded: number, total?: number) => void }): Promise<Safetensors>;
+  /** Reads a GGUF file (llama.cpp) from bytes or a fetch Response (streamed, with progress); its header is validated in C++, in attnkit-loaders.wasm. */
+  loadGguf(source: ArrayBuffer | ArrayBufferView | Response, options?: { onProgress?: (loaded: number, total?: number) => void }): Promise<Gguf>;
   /** `new ak.EncoderLayer(options)`: attention + feed-forward with residuals and norms. */
   readonly EncoderLayer: new (options: EncoderLayerOptions) => EncoderLayer;
   /** `new ak.Embeddings(options)`: the embedding stage bound to this module. */

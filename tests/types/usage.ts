@@ -8,9 +8,13 @@ import {
 import type { Attnkit, BoolTensor, ErrorCode, KVCache, ModelOutput, TensorType } from 'attnkit';
 
 const ak: Attnkit = await load({ simd: 'auto' });
-const backend: 'wasm-simd128-threads' | 'wasm-simd128' | 'wasm-scalar' = ak.backend;
+const backend: 'wasm-simd128-relaxed-threads' | 'wasm-simd128-relaxed' | 'wasm-simd128-threads' | 'wasm-simd128' | 'wasm-scalar' = ak.backend;
 const threads: number = ak.threads;
 const noThreads: string | null = ak.threadsUnavailableReason;
+const noRelaxed: string | null = ak.relaxedUnavailableReason;
+await load({ simd: 'relaxed', wasmUrl: { 'wasm-simd128-relaxed': '/r.wasm' } });
+// @ts-expect-error simd is 'auto', 'relaxed' or a boolean
+await load({ simd: 'relax' });
 const running: number = ak.threadsRunning;
 await load({ threads: 4 });
 // @ts-expect-error threads is a number
@@ -89,8 +93,15 @@ const m1: Model = await ak.Model.fromPretrained('./models/bert/', { onProgress: 
 const m2: Model = await ak.Model.fromPretrained({ 'config.json': '{}', 'model.safetensors': new Uint8Array(8) });
 const st = await ak.loadSafetensors(new Uint8Array(8));
 const anyTensor: Tensor<import('attnkit').TensorData> | undefined = st.tensors['x'];
+const gguf = await ak.loadGguf(new Uint8Array(8), { onProgress: (loaded, total) => {} });
+const ggufTensor: import('attnkit').GgufTensor | undefined = gguf.tensors['x'];
+const ggufKind: import('attnkit').GgufTensorType | undefined = ggufTensor?.type;
+const ggufValue: import('attnkit').GgufValue | undefined = gguf.metadata['general.architecture'];
+const ggufTokens = gguf.metadata['tokenizer.ggml.tokens'] as import('attnkit').GgufStrings;
+const firstToken: string | undefined = ggufTokens.at(0);
+void ggufKind; void ggufValue; void firstToken;
 emb1.dispose(); emb2.dispose(); tok1.dispose(); m1.dispose(); m2.dispose();
-export { nextLogits, all, noLogits, backend, simd, boolType, maskBytes, inverted, t, plain, both, eitherOutput, layers, heads, notAsked, rows, tokens, one, anyTensor };
+export { nextLogits, all, noLogits, backend, noRelaxed, simd, boolType, maskBytes, inverted, t, plain, both, eitherOutput, layers, heads, notAsked, rows, tokens, one, anyTensor };
 
 // Generation and pooling (issue 20).
 async function generation(ak: Attnkit, model: Model, tok: Tokenizer) {
