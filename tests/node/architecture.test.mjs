@@ -78,9 +78,9 @@ export function violations(root, rules) {
   return out;
 }
 
-// The tutorial's remaining reach into the library: its checkpoint view maps Hugging Face names
-// through the family table, which the model-core issue (one family registry in C++) replaces.
-const TUTORIAL_EXCEPTIONS = new Set(['web/tutorial/checkpoint.js -> web/src/models/families.js', 'web/tutorial/checkpoint.js -> web/src/models/checkpoint.js']);
+// The tutorial's remaining reach into the library: its checkpoint view reads a folder's spec and
+// tensors without building a model (readCheckpoint), which the public API does not offer yet.
+const TUTORIAL_EXCEPTIONS = new Set(['web/tutorial/checkpoint.js -> web/src/models/checkpoint.js']);
 
 const rules = layerRules(fs.readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8'));
 

@@ -1,13 +1,13 @@
 // A real Hugging Face checkpoint for the tutorial: config.json → spec (attnkit's loaders), the
 // .safetensors tensors, an attnkit Model for the reference pass, and the tables and layer-0
-// attention weights that the step-by-step sections take apart, found through families.js's name table.
+// attention weights that the step-by-step sections take apart, found through the spec's tensor table
+// (spec.tensors: how the family names its tensors, the table Model.setWeights reads).
 // The result has the shape of default_weights.js, so the pipeline does not care where its weights
 // came from.
 
-import { FAMILIES } from '../src/models/families.js';
 import { readCheckpoint } from '../src/models/checkpoint.js';
 
-// The Hugging Face name of a weight, from families.js's table (the one Model.setWeights uses):
+// The Hugging Face name of a weight, from the spec's tensor table (the one Model.setWeights uses):
 // `role` is the module weight it maps to ('word', 'qWeight', 'norm1.weight', ...).
 function hfName(table, role) {
   return Object.keys(table).find((name) => table[name] === role);
@@ -35,7 +35,7 @@ function columns(t, from, n) {
  */
 export async function loadCheckpoint(ak, files) {
   const { spec, tensors } = await readCheckpoint(ak, files);
-  const family = FAMILIES[spec.family];
+  const family = spec.tensors;
   if (!['bert', 'roberta', 'gpt2'].includes(spec.family)) {
     throw new Error(`the step-by-step view takes BERT, RoBERTa or GPT-2 checkpoints; this config.json is ` +
       `a ${spec.family} model`);

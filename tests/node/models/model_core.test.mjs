@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Tensor } from '../../../web/attnkit.js';
-import { FAMILIES } from '../../../web/src/models/families.js';
+import { familyTensors } from '../../../web/src/models/families.js';
 import { ROOT, backends } from '../helpers.mjs';
 
 const file = (dir, name) => fs.readFileSync(path.join(ROOT, 'tests/fixtures/models', dir, name));
@@ -15,7 +15,7 @@ const file = (dir, name) => fs.readFileSync(path.join(ROOT, 'tests/fixtures/mode
 // The per-layer path: every module built from the spec and fed the checkpoint's tensors by the
 // family's names; a forward crosses into wasm for the embeddings, each layer, the norm and the head.
 function layered(ak, spec, tensors) {
-  const f = FAMILIES[spec.family];
+  const f = familyTensors(spec);
   const emb = {}, final = {}, mlm = {}, layers = Array.from({ length: spec.numLayers }, () => ({}));
   let head = null;
   for (const [full, t] of Object.entries(tensors)) {

@@ -14,7 +14,7 @@ import { LAYER_OPTIONS, layerSettings, layerShapes } from '../nn/encoder_layer.j
 import { attentionConfig, attentionShapes } from '../nn/multi_head_attention.js';
 import { loadSafetensors } from '../formats/safetensors.js';
 import { generate, generateText } from './generate.js';
-import { FAMILIES, modelSpec, splitFused } from './families.js';
+import { familyTensors, modelSpec, splitFused } from './families.js';
 import { readCheckpoint } from './checkpoint.js';
 
 // The package entry (web/attnkit.js) takes modelSpec from here, with Model and loadModel.
@@ -83,10 +83,7 @@ export class Model extends OwnedHandle {
     super();
     const fn = 'Model';
     this.spec = spec;
-    this._family = FAMILIES[spec?.family];
-    if (!this._family) {
-      throw new AttnkitError(`Model: unsupported family ${describe(spec?.family)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'family' });
-    }
+    this._family = familyTensors(spec);
     const layerOptions = checkOptions(fn, spec.layer, LAYER_OPTIONS, 'layer');
     const emb = embeddingsConfig(fn, spec.embeddings);
     const att = attentionConfig(fn, layerOptions);
