@@ -30,7 +30,7 @@ const VITE_DEPS = /^(.*?\/)(?:node_modules\/)?\.vite\/deps\/(attnkit-[\w.-]+\.(?
 
 /** What to do when a file of this package's dist is not where its module says. */
 export const WASM_MISSING_HINT = "; if your bundler did not copy attnkit's files (esbuild does not), copy " +
-  'node_modules/attnkit/web/dist/*.wasm and attnkit-simd-threads.* next to the bundle, or pass load({ wasmUrl })';
+  'node_modules/attnkit/web/dist/*.wasm and attnkit-simd*-threads.* next to the bundle, or pass load({ wasmUrl })';
 
 /** A file URL of this package's dist (.wasm, the threaded glue and worker), corrected for where a dev server moved the module. */
 export function packageAsset(url) {
