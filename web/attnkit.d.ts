@@ -383,8 +383,30 @@ export class DecoderLayer {
 }
 
 /** What config.json maps to (src/attnkit/model_config.hpp). */
+export type ModelFamily = 'bert' | 'roberta' | 'xlm-roberta' | 'distilbert' | 'modernbert' | 'gpt2' | 'gpt_neox' | 'bloom'
+  | 'llama' | 'qwen2' | 'qwen3' | 'mistral' | 'phi3' | 'gemma2';
+
+/** A task head (config.json's architectures: *ForSequenceClassification, ...ForTokenClassification, ...ForQuestionAnswering). */
+export interface TaskHeadSpec {
+  task: 'sequence' | 'token' | 'span';
+  numLabels: number;
+  /** The row a sequence head reads: the first token, each row's last non-padding token (decoders), or the mean over the mask. */
+  pool: 'first' | 'lastToken' | 'mean';
+  dense: 'none' | 'own' | 'pooler';
+  activation: 'none' | 'tanh' | 'relu' | 'gelu';
+  bias: boolean;
+  norm?: boolean;
+}
+
 export interface ModelSpec {
-  family: 'bert' | 'roberta' | 'gpt2' | 'llama';
+  family: ModelFamily;
+  /** config.json's first architectures entry, when it names a task head. */
+  architecture?: string;
+  head?: TaskHeadSpec;
+  id2label?: { [id: string]: string };
+  label2id?: { [label: string]: number };
+  /** How the family's checkpoints name their tensors (src/models/families/<family>.cpp). */
+  tensors: object;
   numLayers: number;
   embeddings: EmbeddingsOptions;
   positionIds: 'arange' | 'padding';
@@ -410,8 +432,14 @@ export interface ModelOutput {
   hiddenStates?: Tensor<Float32Array>[];
   /** With outputAttentions: per layer [batch, heads, L, L]. */
   attentions?: Tensor<Float32Array>[];
-  /** With outputLogits: [batch, L, vocab]; with lastTokenOnly: [batch, vocab] (the last position of each row). */
+  /**
+   * With outputLogits: [batch, L, vocab]; with lastTokenOnly: [batch, vocab] (the last position of
+   * each row). A task head's instead: [batch, numLabels] (sequence) or [batch, L, numLabels] (token).
+   */
   logits?: Tensor<Float32Array>;
+  /** A question-answering head's (outputLogits): [batch, L] each. */
+  startLogits?: Tensor<Float32Array>;
+  endLogits?: Tensor<Float32Array>;
   /** With pooling: a sentence embedding per row [batch, dim]. */
   pooled?: Tensor<Float32Array>;
 }
@@ -527,6 +555,11 @@ export class Model {
   readonly spec: ModelSpec;
   /** Layers (config.json's num_hidden_layers / n_layer). */
   readonly numLayers: number;
+  /** What config.json says of the task: labels as the file has them (null without a task head). */
+  readonly config: {
+    modelType: ModelFamily; architecture: string | null; numLabels: number | null;
+    id2label: { [id: string]: string } | null; label2id: { [label: string]: number } | null;
+  };
   /** Tensors of the last setWeights that no module takes. */
   readonly unusedWeights: string[];
   /** A Hugging Face state dict (names as in the checkpoint, heads' prefixes such as "bert." accepted). */
