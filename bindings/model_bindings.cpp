@@ -74,8 +74,8 @@ int model_forward(uintptr_t slot, double handle, uintptr_t ids, uintptr_t types,
   return 0;
 }
 
-// The KV cache: op 0 = its length, 1 = reset, 2 = bytes held, 3 = its batch (0 while empty). -1
-// for a stale handle.
+// The KV cache: op 0 = its length, 1 = reset, 2 = bytes held, 3 = its batch (0 while empty), 4 =
+// the positions dropped from its front (a sliding window). -1 for a stale handle.
 double model_cache(double handle, int op) {
   Model* m = nullptr;
   if (!g_models.find(handle, m).ok()) return -1;
@@ -83,22 +83,24 @@ double model_cache(double handle, int op) {
     case 1: m->reset_cache(); break;
     case 2: return m->cache_bytes();
     case 3: return m->cache_batch();
+    case 4: return m->cache_start();
     default: break;
   }
   return m->cache_length();
 }
 
 // Layer `layer`'s cached keys (which = 0) or values (1), [batch, kv_heads, length, head_dim];
-// which = 2: the cached mask [batch, length] (int32, count 0 while every position is a token).
+// which = 2: the cached mask [batch, length] (int32, count 0 while every position is a token);
+// which = 3: per row the tokens among the dropped positions (count 0: all of them).
 int model_cache_read(uintptr_t slot, double handle, int layer, int which) {
   Model* m = nullptr;
   Status s = g_models.find(handle, m);
-  if (s.ok() && (layer < 0 || layer >= m->num_layers() || which < 0 || which > 2)) {
+  if (s.ok() && (layer < 0 || layer >= m->num_layers() || which < 0 || which > 3)) {
     s = Status::error(Code::invalid_argument, "layer", "no such layer or part of the cache");
   }
   if (!s.ok()) return fail(std::move(s));
-  if (which == 2) {
-    const Buffer<int32_t>& mask = m->cache_mask();
+  if (which >= 2) {
+    const Buffer<int32_t>& mask = which == 2 ? m->cache_mask() : m->cache_start_tokens();
     return with_result<int32_t>(slot, mask.size(), [&](int32_t* out) {
       if (out) std::copy(mask.data(), mask.data() + mask.size(), out);
       return Status::success();
@@ -111,9 +113,11 @@ int model_cache_read(uintptr_t slot, double handle, int layer, int which) {
   });
 }
 
-// Replaces the whole cache: sizes = [batch, length, mask elements (0 = none)]; keys and values:
-// per layer [data offset, element count] (uint32 pairs), each checked against the model's shape.
-int model_cache_write(uintptr_t slot, double handle, uintptr_t sizes, uintptr_t mask, uintptr_t keys, uintptr_t values) {
+// Replaces the whole cache: sizes = [batch, length, mask elements (0 = none), start (positions
+// before the cache), start tokens' elements (0 = none, else batch)]; keys and values: per layer
+// [data offset, element count] (uint32 pairs), each checked against the model's shape.
+int model_cache_write(uintptr_t slot, double handle, uintptr_t sizes, uintptr_t mask, uintptr_t keys, uintptr_t values,
+                      uintptr_t start_tokens) {
   (void)slot;
   Model* m = nullptr;
   Status s = g_models.find(handle, m);
@@ -122,6 +126,8 @@ int model_cache_write(uintptr_t slot, double handle, uintptr_t sizes, uintptr_t 
   s = check_integer("pastKeyValues.batch", z[0], 1, 1 << 20);
   if (s.ok()) s = check_integer("pastKeyValues.length", z[1], 0, 1 << 24);
   if (s.ok() && z[2] != 0) s = check_length("pastKeyValues.mask", z[2], z[0] * z[1], "batch * length");
+  if (s.ok()) s = check_integer("pastKeyValues.start", z[3], 0, 1 << 24);
+  if (s.ok() && z[4] != 0) s = check_length("pastKeyValues.startTokens", z[4], z[0], "batch");
   if (!s.ok()) return fail(std::move(s));
   const double want = z[0] * z[1] * static_cast<double>(m->layer(0).attention().cache_position_values());
   const int L = m->num_layers();
@@ -137,7 +143,21 @@ int model_cache_write(uintptr_t slot, double handle, uintptr_t sizes, uintptr_t 
     }
     ks[i] = in<float>(k[0]), vs[i] = in<float>(v[0]);
   }
-  s = m->write_cache(static_cast<int>(z[0]), static_cast<int>(z[1]), z[2] != 0 ? in<int32_t>(mask) : nullptr, ks, vs);
+  if (z[1] + z[3] > m->config().context_size) {
+    return fail(Status::error(Code::out_of_range, "pastKeyValues", "the cache's start + length (" + show_number(z[1] + z[3]) +
+                                                                      ") passes the model's " + show_number(m->config().context_size) + " positions"));
+  }
+  if (z[4] != 0) {
+    for (int b = 0; b < static_cast<int>(z[0]); ++b) {
+      const int32_t t = in<int32_t>(start_tokens)[b];
+      if (t < 0 || t > z[3]) {
+        return fail(Status::error(Code::out_of_range, "pastKeyValues.startTokens",
+                                  "startTokens[" + std::to_string(b) + "] must be in [0, start], got " + std::to_string(t)));
+      }
+    }
+  }
+  s = m->write_cache(static_cast<int>(z[0]), static_cast<int>(z[1]), z[2] != 0 ? in<int32_t>(mask) : nullptr, ks, vs,
+                     static_cast<int>(z[3]), z[4] != 0 ? in<int32_t>(start_tokens) : nullptr);
   return s.ok() ? 0 : fail(std::move(s));
 }
 

@@ -481,6 +481,10 @@ export interface KVCache {
   mask: Int32Array | null;
   /** Per layer: keys and values [batch, kvHeads, length, headDim]. */
   layers: { key: Tensor<Float32Array>; value: Tensor<Float32Array> }[];
+  /** Positions before the first one held (a sliding window on every layer drops the oldest). */
+  start?: number;
+  /** Per row, the tokens among those `start` positions (null or absent: all of them). */
+  startTokens?: Int32Array | null;
 }
 
 export interface GenerateEvent {

@@ -185,8 +185,9 @@ bool Model::has_head(ModelPart part) const {
 
 void Model::reset_cache() {
   for (auto& l : layers_) l->attention().reset_cache();
-  cache_length_ = cache_batch_ = 0;
+  cache_length_ = cache_batch_ = cache_start_ = 0;
   cache_mask_.resize(0);
+  start_tokens_.resize(0);
 }
 
 double Model::cache_bytes() const {
@@ -195,16 +196,20 @@ double Model::cache_bytes() const {
   return bytes;
 }
 
-Status Model::write_cache(int batch, int length, const int32_t* mask, const float* const* keys, const float* const* values) {
+Status Model::write_cache(int batch, int length, const int32_t* mask, const float* const* keys, const float* const* values,
+                          int start, const int32_t* start_tokens) {
   Status s;
   if (length == 0) {
     reset_cache();
     return s;
   }
-  if (mask && !cache_mask_.resize(static_cast<std::size_t>(batch) * length)) {
+  if ((mask && !cache_mask_.resize(static_cast<std::size_t>(batch) * length)) ||
+      (start_tokens && !start_tokens_.resize(static_cast<std::size_t>(batch)))) {
     reset_cache();
     return Status::error(Code::out_of_memory, "cache", "could not allocate the cache's mask");
   }
+  if (start_tokens) std::copy(start_tokens, start_tokens + batch, start_tokens_.data());
+  else start_tokens_.resize(0);
   for (int i = 0; i < num_layers(); ++i) {
     s = layers_[static_cast<std::size_t>(i)]->attention().write_cache(keys[i], values[i], batch, length);
     if (!s.ok()) {
@@ -212,10 +217,36 @@ Status Model::write_cache(int batch, int length, const int32_t* mask, const floa
       return s;
     }
   }
-  cache_batch_ = batch, cache_length_ = length;
+  cache_batch_ = batch, cache_length_ = length, cache_start_ = start;
   if (mask) std::copy(mask, mask + cache_mask_.size(), cache_mask_.data());
   else cache_mask_.resize(0);
   return s;
+}
+
+// Drops the first n cached positions from every layer, the mask's columns with them, counting
+// each row's tokens among them.
+Status Model::drop_cache_front(int n) {
+  const int B = cache_batch_, keep = cache_length_ - n;
+  if (n <= 0 || keep < 0) return Status::success();
+  if (cache_mask_.size()) {
+    if (!start_tokens_.size()) {
+      if (!start_tokens_.resize(static_cast<std::size_t>(B))) return Status::error(Code::out_of_memory, "useCache", "could not allocate");
+      std::fill_n(start_tokens_.data(), B, cache_start_);
+    }
+    int32_t* m = cache_mask_.data();
+    for (int b = 0; b < B; ++b) {
+      const int32_t* row = m + static_cast<std::size_t>(b) * cache_length_;
+      for (int j = 0; j < n; ++j) start_tokens_.data()[b] += row[j] != 0;
+      // Rows move left in place: row b's kept part lands at b * keep, before any later row's start.
+      std::memmove(m + static_cast<std::size_t>(b) * keep, row + n, static_cast<std::size_t>(keep) * sizeof(int32_t));
+    }
+    cache_mask_.resize(static_cast<std::size_t>(B) * keep);
+  } else if (start_tokens_.size()) {
+    for (int b = 0; b < B; ++b) start_tokens_.data()[b] += n;
+  }
+  for (auto& l : layers_) l->attention().drop_cache_front(n);
+  cache_length_ = keep, cache_start_ += n;
+  return Status::success();
 }
 
 // The step's mask and positions. With the cache: the whole mask [B, total] (the cached one
@@ -256,14 +287,16 @@ Status Model::prepare_cache_step(const Inputs& in) {
       }
       if (std::all_of(m, m + n, [](int32_t v) { return v == 1; })) step_mask_.resize(0);
     }
-    if (step_mask_.size() && !in.positions) {
+    if ((step_mask_.size() || cache_start_ > 0) && !in.positions) {
+      // Positions count each row's tokens, those dropped from the cache's front included.
       if (!step_positions_.resize(static_cast<std::size_t>(B) * L)) return no_memory();
       for (int b = 0; b < B; ++b) {
-        int count = 0;
-        const int32_t* row = step_mask_.data() + static_cast<std::size_t>(b) * total;
+        int count = start_tokens_.size() ? start_tokens_.data()[b] : cache_start_;
+        const int32_t* row = step_mask_.size() ? step_mask_.data() + static_cast<std::size_t>(b) * total : nullptr;
         for (int j = 0; j < total; ++j) {
-          if (row[j]) ++count;
-          if (j >= past) step_positions_.data()[static_cast<std::size_t>(b) * L + j - past] = row[j] ? count - 1 : 1;
+          const bool token = !row || row[j];
+          if (token) ++count;
+          if (j >= past) step_positions_.data()[static_cast<std::size_t>(b) * L + j - past] = token ? count - 1 : 1;
         }
       }
     }
@@ -368,8 +401,8 @@ Status Model::prepare(const Inputs& in, Sizes& sizes) {
                                                                  ", got inputIds with batch " + show_number(B) +
                                                                  " (call resetCache() to start over)");
     }
-    if (past + L > config_.context_size) {
-      return Status::error(Code::out_of_range, "inputIds", "the KV cache holds " + std::to_string(cache_length_) +
+    if (cache_start_ + past + L > config_.context_size) {
+      return Status::error(Code::out_of_range, "inputIds", "the KV cache holds " + std::to_string(cache_start_ + cache_length_) +
                                                                " positions and inputIds adds " + show_number(L) +
                                                                "; the model has " + show_number(config_.context_size) +
                                                                " (config.json) (call resetCache() to start over)");
@@ -455,6 +488,16 @@ Status Model::run(const Inputs& in, const Outputs& out) {
       return Status::error(Code::out_of_memory, "useCache", "could not allocate the cache's mask");
     }
     std::copy(step_mask_.data(), step_mask_.data() + step_mask_.size(), cache_mask_.data());
+    // A sliding window on every layer: keys more than `window` back are never seen again. Once the
+    // cache holds 2 x window positions the oldest go (the cache stays within 2 x window + a step).
+    const int w = static_cast<int>(config_.window);
+    if (w > 0 && config_.window_every == 0 && cache_length_ >= 2 * w) {
+      s = drop_cache_front(cache_length_ - w);
+      if (!s.ok()) {
+        reset_cache();
+        return s;
+      }
+    }
   }
   // The final norm: in place, or (ModernBERT's hidden states) into lastHiddenState only.
   float* normed = in.want_hidden && config_.hidden_before_final_norm ? out.last_hidden : x;

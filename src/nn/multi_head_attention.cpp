@@ -289,6 +289,21 @@ Status MultiHeadAttention::ensure_cache(int batch, int needed) {
   return Status::success();
 }
 
+void MultiHeadAttention::drop_cache_front(int n) {
+  if (n <= 0) return;
+  if (n >= cache_length_) {
+    cache_length_ = 0;
+    return;
+  }
+  const std::size_t hd = head_dim_, keep = static_cast<std::size_t>(cache_length_ - n) * hd;
+  for (int bg = 0; bg < cache_batch_ * kv_heads_; ++bg) {
+    const std::size_t at = static_cast<std::size_t>(bg) * cache_capacity_ * hd;
+    std::memmove(k_cache_.data() + at, k_cache_.data() + at + n * hd, keep * sizeof(float));
+    std::memmove(v_cache_.data() + at, v_cache_.data() + at + n * hd, keep * sizeof(float));
+  }
+  cache_length_ -= n;
+}
+
 void MultiHeadAttention::read_cache(bool values, float* out) const {
   const FloatBuffer& from = values ? v_cache_ : k_cache_;
   const std::size_t row = static_cast<std::size_t>(cache_length_) * head_dim_;

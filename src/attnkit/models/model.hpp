@@ -165,9 +165,16 @@ class Model : public HeapObject {
   const Buffer<int32_t>& cache_mask() const { return cache_mask_; }
   void reset_cache();
   double cache_bytes() const;
+  // Positions dropped from the front of the cache (a sliding window on every layer keeps the last
+  // `window` keys: the cache holds at most 2 x window positions), and per row the tokens among
+  // them (size 0: every dropped position was a token).
+  int cache_start() const { return cache_start_; }
+  const Buffer<int32_t>& cache_start_tokens() const { return start_tokens_; }
   // Replaces the cache: per layer keys and values [batch, kv_heads, length, head_dim], the mask
-  // [batch, length] or null. All or nothing: on error every layer's cache is empty.
-  Status write_cache(int batch, int length, const int32_t* mask, const float* const* keys, const float* const* values);
+  // [batch, length] or null, the positions before it (start) and per row the tokens among them
+  // (or null: all). All or nothing: on error every layer's cache is empty.
+  Status write_cache(int batch, int length, const int32_t* mask, const float* const* keys, const float* const* values,
+                     int start = 0, const int32_t* start_tokens = nullptr);
   int num_layers() const { return static_cast<int>(layers_.size()); }
   EncoderLayer& layer(int i) { return *layers_[static_cast<std::size_t>(i)]; }
   const ModelConfig& config() const { return config_; }
@@ -197,8 +204,10 @@ class Model : public HeapObject {
   FloatBuffer head_work_;  // the heads' and pooling's scratch
   // The cache's bookkeeping beside the layers' K and V: batch, length, mask.
   // (Buffers, not std::vector: a failed allocation is an error here, not an abort.)
-  int cache_batch_ = 0, cache_length_ = 0;
+  int cache_batch_ = 0, cache_length_ = 0, cache_start_ = 0;
   Buffer<int32_t> cache_mask_;  // size 0 while every cached position is a token
+  Buffer<int32_t> start_tokens_;  // per row, the tokens among the dropped positions (size 0: all)
+  Status drop_cache_front(int n);
   // A prepared step: the whole mask [B, total] (size 0: every position a token), its boolean form
   // for the layers, and the position ids [B, L] (size 0: the default rule).
   Buffer<int32_t> step_mask_, step_positions_;

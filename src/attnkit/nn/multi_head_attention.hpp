@@ -95,6 +95,9 @@ class MultiHeadAttention : public HeapObject {
   void reset_cache() { cache_length_ = 0, cache_batch_ = 0; }
   // Drops cached positions past `length` (a caller undoing a failed step).
   void truncate_cache(int length) { cache_length_ = length < cache_length_ ? length : cache_length_; }
+  // Drops the first `n` cached positions (a sliding window's keys no query will see again); the
+  // rest move to the front.
+  void drop_cache_front(int n);
   int cache_length() const { return cache_length_; }
   // The most positions the cache may hold (a model's context size): a call that would pass it is
   // refused in prepare, and the cache never grows its storage past it.

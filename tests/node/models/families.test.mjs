@@ -91,3 +91,47 @@ for (const a of builds) {
     m.dispose();
   });
 }
+
+for (const a of builds) {
+  test(`${a.backend}: a sliding window on every layer bounds the KV cache, and decoding and saved caches stay exact`, async () => {
+    const model = await a.Model.fromPretrained(path.join(DIR, 'mistral'));
+    try {
+      const w = model.spec.slidingWindow;
+      const seq = Array.from({ length: 30 }, (_, i) => (i * 11 + 5) % 60 + 2);
+      // A left-padded batch of 2, one token at a time: the cache never holds more than 2w positions.
+      const B = 2, pad = 3;
+      const rows = [seq, [0, 0, 0, ...seq.slice(0, seq.length - pad)]];
+      const mask = [Array(seq.length).fill(1), [0, 0, 0, ...Array(seq.length - pad).fill(1)]];
+      let max = 0, saved = null, savedAt = 17;
+      const steps = [];
+      for (let t = 0; t < seq.length; t++) {
+        const r = model.forward(ids([rows[0][t], rows[1][t]], [B, 1]),
+          { attentionMask: ids([mask[0][t], mask[1][t]], [B, 1]), useCache: true, lastTokenOnly: true });
+        steps.push(r.logits.data);
+        max = Math.max(max, model.cacheLength);
+        if (t === savedAt) saved = model.saveCache();
+      }
+      assert.ok(max <= 2 * w, `the cache held ${max} positions; the window is ${w}`);
+      assert.ok(saved.start > 0, 'the saved cache had dropped its first positions');
+      // The same logits as the whole sequence without the cache (positions from the mask).
+      const L = seq.length, whole = rows.flat(), m = mask.flat();
+      const pos = m.map((v, i) => (v ? mask[Math.floor(i / L)].slice(0, i % L + 1).reduce((s, x) => s + x, 0) - 1 : 1));
+      const full = model.forward(ids(whole, [B, L]), { attentionMask: ids(m, [B, L]), positionIds: ids(pos, [B, L]), outputLogits: true });
+      const V = model.spec.embeddings.vocabSize;
+      for (const t of [5, 12, 29]) {
+        for (let b = 0; b < B; b++) {
+          const got = steps[t].subarray(b * V, (b + 1) * V), want = full.logits.data.subarray((b * L + t) * V, (b * L + t + 1) * V);
+          assertClose(got, want, `step ${t} row ${b}`, 1e-4, 1e-4);
+        }
+      }
+      // A saved cache past its start goes back in and continues exactly.
+      model.loadCache(saved);
+      const again = model.forward(ids([rows[0][savedAt + 1], rows[1][savedAt + 1]], [B, 1]),
+        { attentionMask: ids([1, 1], [B, 1]), useCache: true, lastTokenOnly: true });
+      assert.deepEqual(Array.from(again.logits.data), Array.from(steps[savedAt + 1]));
+      assert.throws(() => model.loadCache({ ...saved, start: model.contextSize }), (e) => e.code === 'ERR_OUT_OF_RANGE');
+    } finally {
+      model.dispose();
+    }
+  });
+}

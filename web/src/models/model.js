@@ -182,7 +182,14 @@ export class Model extends OwnedHandle {
       value: new Tensor('float32', ak._call(fn, '_modelCacheRead', [this._handle, i, 1]), dims),
     }));
     const mask = ak._call(fn, '_modelCacheRead', [this._handle, 0, 2], undefined, Int32Array);
-    return { batch, length, mask: mask.length ? mask : null, layers };
+    const cache = { batch, length, mask: mask.length ? mask : null, layers };
+    // A sliding window's cache keeps only its last positions: where it starts, and the tokens before.
+    const start = m._modelCache(this._handle, 4);
+    if (start > 0) {
+      const tokens = ak._call(fn, '_modelCacheRead', [this._handle, 0, 3], undefined, Int32Array);
+      Object.assign(cache, { start, startTokens: tokens.length ? tokens : null });
+    }
+    return cache;
   }
 
   /** Replaces the KV cache with one saveCache returned (see saveCache); returns the model. */
@@ -199,11 +206,15 @@ export class Model extends OwnedHandle {
   _checkCache(fn, name, cache) {
     const bad = (what, code = 'ERR_INVALID_ARGUMENT') => new AttnkitError(`${fn}: ${name} ${what}`, { code, argument: name });
     if (cache === null || typeof cache !== 'object') throw bad(`must be what saveCache() returned, got ${describe(cache)}`);
-    const { batch, length, mask = null, layers } = cache;
+    const { batch, length, mask = null, layers, start = 0, startTokens = null } = cache;
     if (!Number.isInteger(batch) || batch < 0 || !Number.isInteger(length) || length < 0) {
       throw bad(`must have integer batch and length >= 0, got batch ${describe(batch)}, length ${describe(length)}`);
     }
-    if (length > this.contextSize) throw bad(`holds ${length} positions; this model has ${this.contextSize}`, 'ERR_OUT_OF_RANGE');
+    if (!Number.isInteger(start) || start < 0) throw bad(`start must be an integer >= 0, got ${describe(start)}`);
+    if (start + length > this.contextSize) throw bad(`holds ${start + length} positions; this model has ${this.contextSize}`, 'ERR_OUT_OF_RANGE');
+    if (startTokens !== null && (!(startTokens instanceof Int32Array) || startTokens.length !== batch)) {
+      throw bad(`startTokens must be null or an Int32Array of batch = ${batch} elements, got ${describe(startTokens)}`, 'ERR_SHAPE_MISMATCH');
+    }
     if (!Array.isArray(layers) || layers.length !== this.numLayers) {
       throw bad(`must have one {key, value} per layer (${this.numLayers}), got ${Array.isArray(layers) ? layers.length : describe(layers)}`, 'ERR_SHAPE_MISMATCH');
     }
@@ -217,24 +228,24 @@ export class Model extends OwnedHandle {
       }
       return [k, v];
     });
-    return { batch, length, mask, data };
+    return { batch, length, mask, data, start, startTokens };
   }
 
   // Puts a checked cache in every layer, all or nothing (C++ checks each layer's sizes and leaves
   // the cache empty when one is refused).
-  _putCache(fn, name, { batch, length, mask, data }) {
+  _putCache(fn, name, { batch, length, mask, data, start = 0, startTokens = null }) {
     const ak = this._ak;
     if (length === 0) {
       ak._m._modelCache(this._handle, 1);
       return;
     }
-    const sizes = new Float64Array([batch, length, mask ? mask.length : 0]);
+    const sizes = new Float64Array([batch, length, mask ? mask.length : 0, start, startTokens ? startTokens.length : 0]);
     const arrays = data.flat();
     try {
-      ak._withInputs([sizes, mask, ...arrays], ([ps, pm, ...ptrs]) => {
+      ak._withInputs([sizes, mask, startTokens, ...arrays], ([ps, pm, pt, ...ptrs]) => {
         const pairs = (off) => new Uint32Array(data.flatMap(([k, v], i) => [ptrs[2 * i + off], (off ? v : k).length]));
         const keys = pairs(0), values = pairs(1);
-        return ak._withInputs([keys, values], ([pk, pv]) => ak._raw(fn, '_modelCacheWrite', [this._handle, ps, pm, pk, pv]));
+        return ak._withInputs([keys, values], ([pk, pv]) => ak._raw(fn, '_modelCacheWrite', [this._handle, ps, pm, pk, pv, pt]));
       });
     } catch (e) {
       ak._m._modelCache(this._handle, 1);
@@ -537,6 +548,10 @@ export class Model extends OwnedHandle {
   // A cached step's fit to a cache {batch, length} it will continue: its batch, the context, the mask.
   _checkStep(fn, B, L, mask, c) {
     const past = c.length, total = past + L;
+    if (c.start + total > this.contextSize) {
+      throw new AttnkitError(`${fn}: the KV cache holds ${c.start + past} positions and inputIds adds ${L}; the model has ` +
+        `${this.contextSize} (config.json) (call resetCache() to start over)`, { code: 'ERR_OUT_OF_RANGE', argument: 'inputIds' });
+    }
     if (past > 0 && c.batch !== B) {
       throw new AttnkitError(`${fn}: the KV cache holds a batch of ${c.batch}, got inputIds with batch ${B} (call resetCache() to start over)`,
         { code: 'ERR_SHAPE_MISMATCH', argument: 'inputIds' });
