@@ -83,6 +83,14 @@ for (const a of builds) {
     const { n_heads: _, ...noHeads } = config;
     await assert.rejects(load(noHeads), (e) => e.code === 'ERR_INVALID_ARGUMENT' && e.argument === 'n_heads');
     await assert.rejects(load({ ...config, id2label: { 0: 'a', 2: 'b' } }), (e) => e.argument === 'id2label');
+    // A fused tensor of the wrong size: named by the checkpoint's tensor.
+    const neox = path.join(DIR, 'gpt-neox');
+    const state = await a.loadSafetensors(new Uint8Array(fs.readFileSync(path.join(neox, 'model.safetensors'))));
+    const qkv = 'gpt_neox.layers.1.attention.query_key_value.weight';
+    for (const bad of [state.tensors[qkv].data.subarray(1), state.tensors[qkv].data.subarray(12)]) {
+      await assert.rejects(a.Model.fromPretrained({ config: fs.readFileSync(path.join(neox, 'config.json'), 'utf8'),
+        weights: { ...state.tensors, [qkv]: bad } }), (e) => e.code === 'ERR_SHAPE_MISMATCH' && e.argument === qkv, qkv);
+    }
     // The classifier tensor missing: named.
     const { architectures: __, ...base } = config;
     const m = await load(base);
