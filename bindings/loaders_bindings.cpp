@@ -5,7 +5,9 @@
 #include <string>
 
 #include "attnkit/models/model_config.hpp"
+#include "attnkit/formats/gguf.hpp"
 #include "attnkit/formats/safetensors.hpp"
+#include "attnkit/ops/dequantize.hpp"
 #include "attnkit/text/sentencepiece.hpp"
 #include "attnkit/text/tokenizer.hpp"
 #include "attnkit/text/utf8.hpp"
@@ -44,6 +46,45 @@ int to_float32_raw(uintptr_t slot, uintptr_t src, double count, int dtype) {
   return with_result(slot, static_cast<std::size_t>(count), [&](float* out) {
     convert_to_float32(out, in<void>(src), static_cast<std::size_t>(count), static_cast<TensorDType>(dtype));
     return Status::success();
+  });
+}
+
+std::string g_gguf_index;  // the last validated GGUF header, as JSON for web/src/formats/gguf.js
+double g_gguf_needed = 0;  // > 0 after _ggufIndex failed for want of a longer prefix
+
+// The first `available` bytes of a `file_size`-byte GGUF file: validates the header; the index is
+// then read (once) with _ggufIndexJson(). A prefix that ends inside the header fails with
+// ERR_OUT_OF_RANGE naming "bytes", and _ggufNeeded() says how many bytes to call again with.
+int gguf_index_raw(uintptr_t, uintptr_t bytes, double available, double file_size) {
+  g_gguf_needed = 0;
+  Status s = check_integer("bytes.length", available, 0, 4294967295.0);
+  if (s.ok()) s = check_integer("fileSize", file_size, available, 9007199254740991.0);
+  if (!s.ok()) return fail(std::move(s));
+  GgufFile file;
+  uint64_t needed = 0;
+  s = parse_gguf(in<uint8_t>(bytes), static_cast<std::size_t>(available), static_cast<uint64_t>(file_size), file, &needed);
+  g_gguf_needed = static_cast<double>(needed);
+  if (!s.ok()) return fail(std::move(s));
+  g_gguf_index = gguf_index_json(file);
+  return 0;
+}
+
+double gguf_needed() { return g_gguf_needed; }
+
+// The index, handed over once (its memory is given back).
+std::string last_gguf_index() {
+  std::string out;
+  out.swap(g_gguf_index);
+  return out;
+}
+
+// count elements of GGUF tensor data of ggml type `type` (F32, F16, BF16, Q8_0, Q4_0, Q4_K) -> float32.
+int gguf_dequantize_raw(uintptr_t slot, uintptr_t src, double count, int type) {
+  Status s = check_integer("count", count, 0, kMaxOutputElements);
+  if (s.ok() && ggml_block_elements(type) == 0) s = dequantize(nullptr, nullptr, 0, type);  // names the type
+  if (!s.ok()) return fail(std::move(s));
+  return with_result(slot, static_cast<std::size_t>(count), [&](float* out) {
+    return dequantize(out, in<void>(src), static_cast<std::size_t>(count), type);
   });
 }
 
@@ -306,6 +347,10 @@ EMSCRIPTEN_BINDINGS(attnkit_loaders) {
   emscripten::function("_safetensorsIndex", &safetensors_index_raw);
   emscripten::function("_safetensorsIndexJson", &last_safetensors_index);
   emscripten::function("_toFloat32", &to_float32_raw);
+  emscripten::function("_ggufIndex", &gguf_index_raw);
+  emscripten::function("_ggufNeeded", &gguf_needed);
+  emscripten::function("_ggufIndexJson", &last_gguf_index);
+  emscripten::function("_ggufDequantize", &gguf_dequantize_raw);
   emscripten::function("_modelSpec", &model_spec_raw);
   emscripten::function("_modelSpecJson", &last_model_spec);
   emscripten::function("_tokenizerCreate", &tokenizer_create);

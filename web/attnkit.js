@@ -26,6 +26,7 @@ import { EncoderLayer } from './src/nn/encoder_layer.js';
 import { DecoderLayer } from './src/nn/decoder_layer.js';
 import { Model, loadModel, modelSpec } from './src/models/model.js';
 import { loadSafetensors } from './src/formats/safetensors.js';
+import { loadGguf } from './src/formats/gguf.js';
 import { Tokenizer } from './src/text/tokenizer.js';
 import { defaultThreadCount, instantiateThreaded, threadsUnavailable } from './src/runtime/threads.js';
 import { relaxedUnavailable } from './src/runtime/relaxed.js';
@@ -472,6 +473,14 @@ export class Attnkit extends WasmHeap {
    */
   loadSafetensors(source, options) {
     return loadSafetensors(this, source, options);
+  }
+
+  /**
+   * Reads a GGUF file (llama.cpp) from bytes or a fetch Response (streamed, with onProgress) and
+   * parses it: {metadata, tensors: {name: GgufTensor}}. The first call loads attnkit-loaders.wasm.
+   */
+  loadGguf(source, options) {
+    return loadGguf(this, source, options);
   }
 
   /** config.json (text, object or Response) -> the model spec Model is built from (async). */

@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
+#include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -25,7 +26,6 @@ struct Readable {
   int type, block, bytes;
 };
 constexpr Readable kReadable[] = {{0, 1, 4}, {1, 1, 2}, {30, 1, 2}, {8, 32, 34}, {2, 32, 18}, {12, 256, 144}};
-constexpr const char* kReadableText = "F32, F16, BF16, Q8_0, Q4_0, Q4_K";
 
 constexpr uint64_t kMaxElements = uint64_t{1} << 60;
 constexpr uint64_t kMinKV = 8 + 1 + 4 + 1;            // key length, a 1-byte key, type, a 1-byte value
@@ -72,30 +72,55 @@ uint64_t load_le(const uint8_t* p, int n) {
   return v;
 }
 
+// Messages are built only on failure, by one out-of-line joiner: each call site stays small in the
+// size-optimised loaders module.
+std::string cat(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view p : parts) out += p;
+  return out;
+}
+
+std::string num(uint64_t v) { return std::to_string(v); }
+
+Status bad(Code code, const std::string& argument, std::initializer_list<std::string_view> message) {
+  return Status::error(code, argument, "gguf: " + cat(message));
+}
+
+// What a read is for, in messages: lead + 'name' + index + tail ("the value of key 'k' (string 3)'s length").
+struct What {
+  const char* lead;
+  const std::string* name = nullptr;
+  int64_t index = -1;      // >= 0: appended, as " (string N)" when `string` is set
+  const char* tail = "";
+  bool string = false;
+};
+
+std::string describe(const What& w) {
+  std::string out = w.lead;
+  if (w.name) out += in_quotes(*w.name);
+  if (w.index >= 0) out += w.string ? " (string " + num(static_cast<uint64_t>(w.index)) + ")" : num(static_cast<uint64_t>(w.index));
+  return out + w.tail;
+}
+
 // Reads the header front to back. Every read is checked against `available` (the bytes given)
-// and `size` (the file's): past `size` the file is truncated (out_of_range naming `what`); past
-// `available` only, the caller has given a prefix that is too short (`more` is set).
+// and `size` (the file's): past `size` the file is truncated (out_of_range naming the argument);
+// past `available` only, the caller has given a prefix that is too short (`more` is set).
 struct Cursor {
   const uint8_t* bytes;
   uint64_t available, size, pos = 0;
   uint64_t more = 0;  // > 0: a read needed this many bytes of a longer prefix
 
-  // `what()` names what is read, for messages only (built on failure, not per read).
-  template <class What>
-  Status need(uint64_t n, const std::string& argument, What what) {
+  Status need(uint64_t n, const std::string& argument, const What& what) {
     if (n <= size - pos && n <= available - pos) return Status::success();
     if (n <= size - pos) {  // inside the file, beyond the prefix
       more = pos + n;
-      return Status::error(Code::out_of_range, "bytes",
-                           "gguf: the header continues past the first " + std::to_string(available) +
-                               " bytes given (" + what() + " needs bytes up to " + std::to_string(pos + n) + ")");
+      return bad(Code::out_of_range, "bytes", {"the header continues past the first ", num(available), " bytes given (",
+                                               describe(what), " needs bytes up to ", num(pos + n), ")"});
     }
-    return Status::error(Code::out_of_range, argument,
-                         "gguf: the " + std::to_string(size) + "-byte file ends inside " + what() + " (" +
-                             std::to_string(n) + " bytes from byte " + std::to_string(pos) + " are needed)");
+    return bad(Code::out_of_range, argument, {"the ", num(size), "-byte file ends inside ", describe(what), " (", num(n),
+                                              " bytes from byte ", num(pos), " are needed)"});
   }
-  template <class What>
-  Status read(uint64_t& v, int n, const std::string& argument, What what) {
+  Status read(uint64_t& v, int n, const std::string& argument, const What& what) {
     Status s = need(static_cast<uint64_t>(n), argument, what);
     if (s.ok()) {
       v = load_le(bytes + pos, n);
@@ -104,14 +129,14 @@ struct Cursor {
     return s;
   }
   // A string's length and bytes: [begin, begin + length).
-  template <class What>
-  Status string(uint64_t& begin, uint64_t& length, const std::string& argument, What what) {
-    Status s = read(length, 8, argument, [&] { return what() + "'s length"; });
+  Status string(uint64_t& begin, uint64_t& length, const std::string& argument, const What& what) {
+    What of_length = what;
+    of_length.tail = "'s length";
+    Status s = read(length, 8, argument, of_length);
     if (!s.ok()) return s;
     if (length > size - pos) {
-      return Status::error(Code::out_of_range, argument,
-                           "gguf: " + what() + " is " + std::to_string(length) + " bytes long, past the end of the " +
-                               std::to_string(size) + "-byte file (it starts at byte " + std::to_string(pos) + ")");
+      return bad(Code::out_of_range, argument, {describe(what), " is ", num(length), " bytes long, past the end of the ",
+                                                num(size), "-byte file (it starts at byte ", num(pos), ")"});
     }
     s = need(length, argument, what);
     if (s.ok()) {
@@ -122,18 +147,13 @@ struct Cursor {
   }
 };
 
-Status bad(Code code, const std::string& argument, const std::string& message) {
-  return Status::error(code, argument, "gguf: " + message);
-}
-
 // A value's payload after its type: scalars (bits kept), strings, and arrays of either.
 Status read_value(Cursor& c, GgufValue& v, const std::string& key) {
-  const auto where = [&] { return "the value of key " + in_quotes(key); };
-  const auto check_bool = [&](uint64_t b, uint64_t index, bool array) {
+  const What where{"the value of key ", &key};
+  const auto check_bool = [&](uint64_t b, int64_t index) {
     if (b <= 1) return Status::success();
-    return bad(Code::invalid_argument, key,
-               where() + (array ? " (element " + std::to_string(index) + ")" : std::string()) + " is a bool of byte " +
-                   std::to_string(b) + "; GGUF bools are 0 or 1");
+    return bad(Code::invalid_argument, key, {describe(where), index >= 0 ? " (element " + num(static_cast<uint64_t>(index)) + ")" : "",
+                                             " is a bool of byte ", num(b), "; GGUF bools are 0 or 1"});
   };
   if (v.type == GgufType::string) return c.string(v.offset, v.size, key, where);
   if (v.type != GgufType::array) {
@@ -141,34 +161,38 @@ Status read_value(Cursor& c, GgufValue& v, const std::string& key) {
     v.offset = c.pos;
     v.size = static_cast<uint64_t>(width);
     Status s = c.read(v.bits, width, key, where);
-    return s.ok() && v.type == GgufType::boolean ? check_bool(v.bits, 0, false) : s;
+    return s.ok() && v.type == GgufType::boolean ? check_bool(v.bits, -1) : s;
   }
   uint64_t element = 0;
-  Status s = c.read(element, 4, key, [&] { return where() + "'s element type"; });
+  What part = where;
+  part.tail = "'s element type";
+  Status s = c.read(element, 4, key, part);
   if (!s.ok()) return s;
   if (element == static_cast<uint64_t>(GgufType::array)) {
-    return bad(Code::invalid_argument, key, "key " + in_quotes(key) + " holds an array of arrays, which attnkit does not read "
-                                            "(nor does ggml)");
+    return bad(Code::invalid_argument, key, {"key ", in_quotes(key), " holds an array of arrays, which attnkit does not read (nor does ggml)"});
   }
   if (element > static_cast<uint64_t>(GgufType::f64)) {
-    return bad(Code::invalid_argument, key, "key " + in_quotes(key) + " holds an array of value type " + std::to_string(element) +
-                                                "; GGUF value types are 0 .. 12");
+    return bad(Code::invalid_argument, key, {"key ", in_quotes(key), " holds an array of value type ", num(element),
+                                             "; GGUF value types are 0 .. 12"});
   }
   v.element = static_cast<GgufType>(element);
-  s = c.read(v.count, 8, key, [&] { return where() + "'s element count"; });
+  part.tail = "'s element count";
+  s = c.read(v.count, 8, key, part);
   if (!s.ok()) return s;
   const int width = gguf_type_size(v.element);
   const uint64_t left = c.size - c.pos, least = width ? static_cast<uint64_t>(width) : 8;
   if (v.count > left / least) {
-    return bad(Code::out_of_range, key, "key " + in_quotes(key) + " holds an array of " + std::to_string(v.count) + " " +
-                                            kValueNames[element] + " values, more than the " + std::to_string(left) +
-                                            " bytes left in the file can hold");
+    return bad(Code::out_of_range, key, {"key ", in_quotes(key), " holds an array of ", num(v.count), " ", kValueNames[element],
+                                         " values, more than the ", num(left), " bytes left in the file can hold"});
   }
   v.offset = c.pos;
   if (v.element == GgufType::string) {
+    What item = where;
+    item.string = true;
     for (uint64_t i = 0; i < v.count; ++i) {
       uint64_t begin, length;
-      s = c.string(begin, length, key, [&] { return where() + " (string " + std::to_string(i) + ")"; });
+      item.index = static_cast<int64_t>(i);
+      s = c.string(begin, length, key, item);
       if (!s.ok()) return s;
     }
   } else {
@@ -176,7 +200,7 @@ Status read_value(Cursor& c, GgufValue& v, const std::string& key) {
     if (!s.ok()) return s;
     if (v.element == GgufType::boolean) {
       for (uint64_t i = 0; i < v.count; ++i) {
-        s = check_bool(c.bytes[c.pos + i], i, true);
+        s = check_bool(c.bytes[c.pos + i], static_cast<int64_t>(i));
         if (!s.ok()) return s;
       }
     }
@@ -186,19 +210,15 @@ Status read_value(Cursor& c, GgufValue& v, const std::string& key) {
   return s;
 }
 
-// Whether two items share a name (found by sorting an index): their positions in first, second.
-template <class Items, class Name>
-bool find_repeat(const Items& items, Name name, std::size_t& first, std::size_t& second) {
-  std::vector<uint32_t> order(items.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    const int cmp = name(items[a]).compare(name(items[b]));
-    return cmp < 0 || (cmp == 0 && a < b);
-  });
+// Whether two of `names` are equal (found by sorting views of them): their positions in first, second.
+bool find_repeat(const std::vector<std::string_view>& names, std::size_t& first, std::size_t& second) {
+  std::vector<std::pair<std::string_view, uint32_t>> order(names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) order[i] = {names[i], static_cast<uint32_t>(i)};
+  std::sort(order.begin(), order.end());
   for (std::size_t i = 1; i < order.size(); ++i) {
-    if (name(items[order[i - 1]]) == name(items[order[i]])) {
-      first = order[i - 1];
-      second = order[i];
+    if (order[i - 1].first == order[i].first) {
+      first = order[i - 1].second;
+      second = order[i].second;
       return true;
     }
   }
@@ -322,119 +342,116 @@ Status parse_gguf(const uint8_t* bytes, std::size_t available, uint64_t file_siz
     return s;
   };
   uint64_t magic = 0, version = 0, n_tensors = 0, n_kv = 0;
-  if (file_size < 4 || c.available < 4 || std::memcmp(bytes, "GGUF", 4) != 0) {
-    if (file_size >= 4 && c.available < 4) return finish(c.need(4, "magic", [] { return std::string("the magic"); }));
-    return bad(Code::invalid_argument, "magic", "the file does not begin with the magic bytes 'GGUF': it is not a GGUF file");
+  if (file_size >= 4 && c.available < 4) return finish(c.need(4, "magic", {"the magic"}));
+  if (file_size < 4 || std::memcmp(bytes, "GGUF", 4) != 0) {
+    return bad(Code::invalid_argument, "magic", {"the file does not begin with the magic bytes 'GGUF': it is not a GGUF file"});
   }
-  Status s = c.read(magic, 4, "magic", [] { return std::string("the magic"); });
-  if (s.ok()) s = c.read(version, 4, "version", [] { return std::string("the version"); });
+  Status s = c.read(magic, 4, "magic", {"the magic"});
+  if (s.ok()) s = c.read(version, 4, "version", {"the version"});
   if (!s.ok()) return finish(s);
-  if (version == 1) return bad(Code::invalid_argument, "version", "GGUF version 1 files are not read (nor by llama.cpp): convert it again");
+  if (version == 1) return bad(Code::invalid_argument, "version", {"GGUF version 1 files are not read (nor by llama.cpp): convert it again"});
   if (version == 0x02000000u || version == 0x03000000u) {
-    return bad(Code::invalid_argument, "version", "this is a big-endian GGUF file; attnkit reads little-endian ones");
+    return bad(Code::invalid_argument, "version", {"this is a big-endian GGUF file; attnkit reads little-endian ones"});
   }
   if (version != 2 && version != 3) {
-    return bad(Code::invalid_argument, "version", "the file has GGUF version " + std::to_string(version) + "; versions 2 and 3 are read");
+    return bad(Code::invalid_argument, "version", {"the file has GGUF version ", num(version), "; versions 2 and 3 are read"});
   }
   out.version = static_cast<uint32_t>(version);
-  s = c.read(n_tensors, 8, "tensorCount", [] { return std::string("the tensor count"); });
-  if (s.ok()) s = c.read(n_kv, 8, "metadataCount", [] { return std::string("the metadata count"); });
+  s = c.read(n_tensors, 8, "tensorCount", {"the tensor count"});
+  if (s.ok()) s = c.read(n_kv, 8, "metadataCount", {"the metadata count"});
   if (!s.ok()) return finish(s);
   // Counts against the bytes left: the smallest pair and tensor info (what ggml's int64 checks
   // become when the file, not the address space, is the limit).
   const uint64_t left = file_size - c.pos;
   if (n_kv > left / kMinKV) {
-    return bad(Code::out_of_range, "metadataCount", "the file claims " + std::to_string(n_kv) + " metadata pairs, more than its " +
-                                                      std::to_string(left) + " remaining bytes can hold (14 bytes at least each)");
+    return bad(Code::out_of_range, "metadataCount", {"the file claims ", num(n_kv), " metadata pairs, more than its ", num(left),
+                                                     " remaining bytes can hold (14 bytes at least each)"});
   }
   if (n_tensors > (left - n_kv * kMinKV) / kMinTensor) {
-    return bad(Code::out_of_range, "tensorCount", "the file claims " + std::to_string(n_tensors) + " tensors, more than its " +
-                                                    std::to_string(left) + " remaining bytes can hold after the metadata (25 bytes at least each)");
+    return bad(Code::out_of_range, "tensorCount", {"the file claims ", num(n_tensors), " tensors, more than its ", num(left),
+                                                   " remaining bytes can hold after the metadata (25 bytes at least each)"});
   }
-  // The index: a pair or tensor info each, and the sort orders that find repeated names.
-  s = check_heap("bytes", static_cast<double>(n_kv) * (sizeof(GgufKV) + 4) +
-                              static_cast<double>(n_tensors) * (sizeof(GgufTensorInfo) + 4) +
+  // The index (a pair or tensor info each, and the sort that finds repeated names), asked of the
+  // heap first: a failed allocation aborts a wasm instance.
+  s = check_heap("bytes", static_cast<double>(n_kv) * (sizeof(GgufKV) + 40) +
+                              static_cast<double>(n_tensors) * (sizeof(GgufTensorInfo) + 40) +
                               static_cast<double>(c.available) + 65536);
   if (!s.ok()) return s;
   out.metadata.reserve(static_cast<std::size_t>(n_kv));
   out.tensors.reserve(static_cast<std::size_t>(n_tensors));
+  std::vector<std::string_view> names;
+  std::size_t a = 0, b = 0;
 
   for (uint64_t i = 0; i < n_kv; ++i) {
+    const std::string argument = "metadata[" + num(i) + "]";
+    const What which{"the key of metadata pair ", nullptr, static_cast<int64_t>(i)};
     uint64_t begin = 0, length = 0, type = 0;
-    const auto which = [&] { return "metadata pair " + std::to_string(i); };
-    const std::string argument = "metadata[" + std::to_string(i) + "]";
-    s = c.string(begin, length, argument, [&] { return "the key of " + which(); });
+    s = c.string(begin, length, argument, which);
     if (!s.ok()) return finish(s);
     if (length == 0 || length > kGgufMaxKey) {
-      return bad(Code::invalid_argument, argument, "the key of " + which() + " is " + std::to_string(length) +
-                                                    " bytes long; keys are 1 to 65535 bytes");
+      return bad(Code::invalid_argument, argument, {describe(which), " is ", num(length), " bytes long; keys are 1 to 65535 bytes"});
     }
     if (!valid_utf8(bytes + begin, static_cast<std::size_t>(length))) {
-      return bad(Code::invalid_argument, argument, "the key of " + which() + " is not valid UTF-8");
+      return bad(Code::invalid_argument, argument, {describe(which), " is not valid UTF-8"});
     }
     GgufKV kv;
     kv.key.assign(reinterpret_cast<const char*>(bytes + begin), static_cast<std::size_t>(length));
-    s = c.read(type, 4, kv.key, [&] { return "the value type of key " + in_quotes(kv.key); });
+    s = c.read(type, 4, kv.key, {"the value type of key ", &kv.key});
     if (!s.ok()) return finish(s);
     if (type > static_cast<uint64_t>(GgufType::f64)) {
-      return bad(Code::invalid_argument, kv.key, "key " + in_quotes(kv.key) + " has value type " + std::to_string(type) +
-                                                     "; GGUF value types are 0 .. 12");
+      return bad(Code::invalid_argument, kv.key, {"key ", in_quotes(kv.key), " has value type ", num(type), "; GGUF value types are 0 .. 12"});
     }
     kv.value.type = static_cast<GgufType>(type);
     s = read_value(c, kv.value, kv.key);
     if (!s.ok()) return finish(s);
     out.metadata.push_back(std::move(kv));
   }
-  std::size_t a = 0, b = 0;
-  if (find_repeat(out.metadata, [](const GgufKV& kv) -> const std::string& { return kv.key; }, a, b)) {
+  for (const auto& kv : out.metadata) names.emplace_back(kv.key);
+  if (find_repeat(names, a, b)) {
     const std::string& key = out.metadata[a].key;
-    return bad(Code::invalid_argument, key, "the key " + in_quotes(key) + " appears twice (metadata pairs " + std::to_string(a) +
-                                                " and " + std::to_string(b) + ")");
+    return bad(Code::invalid_argument, key, {"the key ", in_quotes(key), " appears twice (metadata pairs ", num(a), " and ", num(b), ")"});
   }
   if (const GgufValue* v = out.find("general.alignment")) {
     if (v->type != GgufType::u32) {
-      return bad(Code::invalid_argument, "general.alignment", "general.alignment must be a uint32, got a " +
-                                                                  std::string(kValueNames[static_cast<int>(v->type)]));
+      return bad(Code::invalid_argument, "general.alignment",
+                 {"general.alignment must be a uint32, got a ", kValueNames[static_cast<int>(v->type)]});
     }
     if (v->bits == 0 || (v->bits & (v->bits - 1)) != 0) {
-      return bad(Code::invalid_argument, "general.alignment",
-                 "general.alignment must be a power of 2, got " + std::to_string(v->bits));
+      return bad(Code::invalid_argument, "general.alignment", {"general.alignment must be a power of 2, got ", num(v->bits)});
     }
     out.alignment = v->bits;
   }
 
   uint64_t expected = 0;  // where the next tensor's data must start, relative to the data section
   for (uint64_t i = 0; i < n_tensors; ++i) {
-    const auto which = [&] { return "tensor " + std::to_string(i); };
-    const std::string argument = "tensors[" + std::to_string(i) + "]";
+    const std::string argument = "tensors[" + num(i) + "]";
+    const What which{"the name of tensor ", nullptr, static_cast<int64_t>(i)};
     uint64_t begin = 0, length = 0;
-    s = c.string(begin, length, argument, [&] { return "the name of " + which(); });
+    s = c.string(begin, length, argument, which);
     if (!s.ok()) return finish(s);
     if (length == 0 || length > kGgufMaxName) {
-      return bad(Code::invalid_argument, argument, "the name of " + which() + " is " + std::to_string(length) +
-                                                    " bytes long; ggml's tensor names are 1 to 63 bytes");
+      return bad(Code::invalid_argument, argument, {describe(which), " is ", num(length), " bytes long; ggml's tensor names are 1 to 63 bytes"});
     }
     if (!valid_utf8(bytes + begin, static_cast<std::size_t>(length))) {
-      return bad(Code::invalid_argument, argument, "the name of " + which() + " is not valid UTF-8");
+      return bad(Code::invalid_argument, argument, {describe(which), " is not valid UTF-8"});
     }
     GgufTensorInfo t;
     t.name.assign(reinterpret_cast<const char*>(bytes + begin), static_cast<std::size_t>(length));
     const std::string& name = t.name;
-    const std::string where = "tensor " + in_quotes(name);  // (short: a name has at most 63 bytes)
+    const std::string where = "tensor " + in_quotes(name);
     uint64_t n_dims = 0, type = 0, offset = 0;
-    s = c.read(n_dims, 4, name, [&] { return "the dims count of " + where; });
+    s = c.read(n_dims, 4, name, {"the dims count of tensor ", &name});
     if (!s.ok()) return finish(s);
     if (n_dims > kGgufMaxDims) {
-      return bad(Code::invalid_argument, name, where + " has " + std::to_string(n_dims) + " dims; ggml tensors have at most 4");
+      return bad(Code::invalid_argument, name, {where, " has ", num(n_dims), " dims; ggml tensors have at most 4"});
     }
     t.n_dims = static_cast<uint32_t>(n_dims);
     bool zero = false;
     for (uint32_t d = 0; d < t.n_dims; ++d) {
-      s = c.read(t.ne[d], 8, name, [&] { return "the dims of " + where; });
+      s = c.read(t.ne[d], 8, name, {"the dims of tensor ", &name});
       if (!s.ok()) return finish(s);
       if (t.ne[d] >= (uint64_t{1} << 63)) {
-        return bad(Code::invalid_argument, name, where + " has dim " + std::to_string(d) + " = " + std::to_string(t.ne[d]) +
-                                                     " (read as int64 it is negative)");
+        return bad(Code::invalid_argument, name, {where, " has dim ", num(d), " = ", num(t.ne[d]), " (read as int64 it is negative)"});
       }
       zero = zero || t.ne[d] == 0;
     }
@@ -442,79 +459,75 @@ Status parse_gguf(const uint8_t* bytes, std::size_t available, uint64_t file_siz
     for (uint32_t d = 0; d < 4 && !zero; ++d) {
       if (t.ne[d] > kMaxElements / elements) {
         std::string dims;
-        for (uint32_t k = 0; k < t.n_dims; ++k) dims += (k ? ", " : "") + std::to_string(t.ne[k]);
-        return bad(Code::out_of_range, name, where + " has dims (" + dims + "), more than 2^60 elements");
+        for (uint32_t k = 0; k < t.n_dims; ++k) dims += (k ? ", " : "") + num(t.ne[k]);
+        return bad(Code::out_of_range, name, {where, " has dims (", dims, "), more than 2^60 elements"});
       }
       elements *= t.ne[d];
     }
     t.elements = zero ? 0 : elements;
-    s = c.read(type, 4, name, [&] { return "the type of " + where; });
+    s = c.read(type, 4, name, {"the type of tensor ", &name});
     if (!s.ok()) return finish(s);
     const Readable* readable = nullptr;
     for (const auto& r : kReadable)
       if (static_cast<uint64_t>(r.type) == type) readable = &r;
     if (!readable) {
-      const int number = type <= 1000 ? static_cast<int>(type) : -1;
-      return bad(Code::invalid_argument, name, where + " has ggml type " + std::to_string(type) + " (" +
-                                                   (number >= 0 ? ggml_type_name(number) : "unknown") +
-                                                   "); attnkit reads " + kReadableText);
+      return bad(Code::invalid_argument, name, {where, " has ggml type ", num(type), " (",
+                                                type <= 1000 ? ggml_type_name(static_cast<int>(type)) : "unknown",
+                                                "); attnkit reads F32, F16, BF16, Q8_0, Q4_0, Q4_K"});
     }
     t.type = readable->type;
     if (t.ne[0] % static_cast<uint64_t>(readable->block) != 0) {
-      return bad(Code::invalid_argument, name, where + " has rows of " + std::to_string(t.ne[0]) + " elements, not a multiple of " +
-                                                   ggml_type_name(t.type) + "'s block of " + std::to_string(readable->block));
+      return bad(Code::invalid_argument, name, {where, " has rows of ", num(t.ne[0]), " elements, not a multiple of ",
+                                                ggml_type_name(t.type), "'s block of ", num(static_cast<uint64_t>(readable->block))});
     }
     t.size = t.elements / static_cast<uint64_t>(readable->block) * static_cast<uint64_t>(readable->bytes);
-    s = c.read(offset, 8, name, [&] { return "the data offset of " + where; });
+    s = c.read(offset, 8, name, {"the data offset of tensor ", &name});
     if (!s.ok()) return finish(s);
     if (offset % out.alignment != 0) {
-      return bad(Code::invalid_argument, name, where + " has its data at offset " + std::to_string(offset) +
-                                                   ", not a multiple of the alignment " + std::to_string(out.alignment));
+      return bad(Code::invalid_argument, name, {where, " has its data at offset ", num(offset), ", not a multiple of the alignment ",
+                                                num(out.alignment)});
     }
     if (offset != expected) {
-      const std::string before = i ? "tensor " + in_quotes(out.tensors.back().name) : std::string("the data section's start");
+      const std::string before = i ? "tensor " + in_quotes(out.tensors.back().name) : "the data section's start";
       if (offset < expected) {
-        return bad(Code::invalid_argument, name, where + " has its data at offset " + std::to_string(offset) + ", overlapping " +
-                                                     before + " (which ends at " + std::to_string(expected) + " with its padding)");
+        return bad(Code::invalid_argument, name, {where, " has its data at offset ", num(offset), ", overlapping ", before,
+                                                  " (which ends at ", num(expected), " with its padding)"});
       }
-      return bad(Code::invalid_argument, name, where + " has its data at offset " + std::to_string(offset) + ", leaving " +
-                                                   std::to_string(offset - expected) + " bytes unused after " + before +
-                                                   " (ggml packs tensors in order, each at the previous one's padded end, " +
-                                                   std::to_string(expected) + ")");
+      return bad(Code::invalid_argument, name, {where, " has its data at offset ", num(offset), ", leaving ", num(offset - expected),
+                                                " bytes unused after ", before, " (ggml packs tensors in order, each at the previous one's padded end, ",
+                                                num(expected), ")"});
     }
     if (t.size > file_size || offset > file_size - t.size) {
-      return bad(Code::out_of_range, name, where + "'s " + std::to_string(t.size) + " bytes of data at offset " +
-                                               std::to_string(offset) + " lie outside the " + std::to_string(file_size) + "-byte file");
+      return bad(Code::out_of_range, name, {where, "'s ", num(t.size), " bytes of data at offset ", num(offset), " lie outside the ",
+                                            num(file_size), "-byte file"});
     }
     t.offset = offset;  // relative for now
     expected = round_up(offset + t.size, out.alignment);
     out.tensors.push_back(std::move(t));
   }
-  if (find_repeat(out.tensors, [](const GgufTensorInfo& t) -> const std::string& { return t.name; }, a, b)) {
+  names.clear();
+  for (const auto& t : out.tensors) names.emplace_back(t.name);
+  if (find_repeat(names, a, b)) {
     const std::string& name = out.tensors[a].name;
-    return bad(Code::invalid_argument, name, "the tensor name " + in_quotes(name) + " appears twice (tensors " + std::to_string(a) +
-                                                 " and " + std::to_string(b) + ")");
+    return bad(Code::invalid_argument, name, {"the tensor name ", in_quotes(name), " appears twice (tensors ", num(a), " and ", num(b), ")"});
   }
   out.header_bytes = c.pos;
   out.data_offset = round_up(c.pos, out.alignment);
   for (auto& t : out.tensors) {
     if (out.data_offset > file_size || t.offset > file_size - out.data_offset ||
         t.size > file_size - out.data_offset - t.offset) {
-      return bad(Code::out_of_range, t.name, "tensor " + in_quotes(t.name) + "'s " + std::to_string(t.size) +
-                                                 " bytes of data at offset " + std::to_string(t.offset) +
-                                                 " of the data section (which starts at byte " + std::to_string(out.data_offset) +
-                                                 ") run past the end of the " + std::to_string(file_size) + "-byte file");
+      return bad(Code::out_of_range, t.name, {"tensor ", in_quotes(t.name), "'s ", num(t.size), " bytes of data at offset ",
+                                              num(t.offset), " of the data section (which starts at byte ", num(out.data_offset),
+                                              ") run past the end of the ", num(file_size), "-byte file"});
     }
     t.offset += out.data_offset;
   }
   // Nothing after the last tensor's data but its padding (bytes no tensor owns could hide anything).
   const uint64_t end = out.data_offset + expected;
   if (file_size > end) {
-    return bad(Code::invalid_argument, "bytes", std::to_string(file_size - end) + " bytes follow the " +
-                                                    (out.tensors.empty() ? std::string("header and its padding")
-                                                                         : "last tensor's data and its padding") +
-                                                    " (which end at byte " + std::to_string(end) + " of the " +
-                                                    std::to_string(file_size) + "-byte file)");
+    return bad(Code::invalid_argument, "bytes", {num(file_size - end), " bytes follow the ",
+                                                 out.tensors.empty() ? "header and its padding" : "last tensor's data and its padding",
+                                                 " (which end at byte ", num(end), " of the ", num(file_size), "-byte file)"});
   }
   return s;
 }

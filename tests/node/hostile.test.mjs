@@ -220,6 +220,7 @@ for (const ak of await backends()) {
       EncoderLayer: [(o) => new ak.EncoderLayer(o).dispose(), [{ dim: 8, numHeads: 2, ffnDim: 16 }]],
       DecoderLayer: [(o) => new ak.DecoderLayer(o).dispose(), [{ dim: 8, numHeads: 2, ffnDim: 16 }]],
       loadSafetensors: [(...a) => ak.loadSafetensors(...a), [new Uint8Array(16), {}]],
+      loadGguf: [(...a) => ak.loadGguf(...a), [new Uint8Array(16), {}]],
       modelSpec: [(...a) => ak.modelSpec(...a), ['{}']],
       'Tokenizer.fromJSON': [(...a) => ak.Tokenizer.fromJSON(...a), [GOOD_TOKENIZER]],
       'Tokenizer.fromVocab': [(...a) => ak.Tokenizer.fromVocab(...a), ['[UNK]\na', {}]],

@@ -21,6 +21,7 @@ export function sniff(bytes) {
   if (b(0) === 0x80 && b(1) >= 2 && b(1) <= 5) return 'a pickle (a PyTorch .bin checkpoint)';
   if (b(0) === 0x89 && b(1) === 0x48 && b(2) === 0x44 && b(3) === 0x46) return 'an HDF5 file (a TensorFlow .h5 checkpoint)';
   if (b(0) === 0x1f && b(1) === 0x8b) return 'a gzip file';
+  if (b(0) === 0x47 && b(1) === 0x47 && b(2) === 0x55 && b(3) === 0x46) return 'a GGUF file (llama.cpp)';
   // ONNX's ModelProto: field 1 (ir_version, a small varint), then field 2 (producer_name).
   if (b(0) === 0x08 && b(1) > 0 && b(1) < 0x20 && b(2) === 0x12) return 'an ONNX model (protobuf)';
   const head = new TextDecoder().decode(bytes.subarray(0, 64)).trimStart().toLowerCase();
@@ -32,6 +33,7 @@ export function sniff(bytes) {
 
 // The hint for a weights file that is not .safetensors.
 export function convertHint(kind) {
+  if (/GGUF/.test(kind ?? '')) return '; ak.loadGguf reads it';
   return /PyTorch|TensorFlow|HDF5|ONNX/.test(kind ?? '')
     ? '; attnkit reads .safetensors: convert it (e.g. transformers\' save_pretrained(..., safe_serialization=True))'
     : '';

@@ -9,7 +9,7 @@ import { bodyBytes } from '../runtime/read_bytes.js';
 import { convertHint, sniff } from './file_source.js';
 import { loaders } from '../runtime/loaders.js';
 
-function bytesOf(fn, source) {
+export function bytesOf(fn, source) {
   if (source instanceof Uint8Array) return attached(fn, 'source', source);
   if (source instanceof ArrayBuffer) return new Uint8Array(attached(fn, 'source', source));
   if (ArrayBuffer.isView(source)) return new Uint8Array(attached(fn, 'source', source).buffer, source.byteOffset, source.byteLength);
@@ -117,21 +117,29 @@ function materialize({ tensors, metadata }) {
 }
 
 /**
+ * A file's bytes from an ArrayBuffer, typed array or fetch Response (streamed, with
+ * onProgress(loadedBytes, totalBytes or undefined)): what loadSafetensors and loadGguf read.
+ */
+export async function sourceBytes(fn, source, onProgress) {
+  if (source && typeof source === 'object' && typeof source.arrayBuffer === 'function' && 'body' in source) {
+    okResponse(fn, 'source', source);
+    const total = Number(source.headers?.get?.('content-length')) || undefined;
+    let loaded = 0;
+    const onBytes = onProgress && ((n) => onProgress((loaded += n), total));
+    return bodyBytes(fn, source.url ? `source (${source.url})` : 'source', source, { onBytes, argument: 'source' });
+  }
+  const bytes = bytesOf(fn, source);
+  onProgress?.(bytes.length, bytes.length);
+  return bytes;
+}
+
+/**
  * Reads a .safetensors file from an ArrayBuffer, Uint8Array or fetch Response (streamed, with
  * onProgress(loadedBytes, totalBytes or undefined)), then parses it.
  */
 export async function loadSafetensors(ak, source, options) {
   const fn = 'loadSafetensors';
   const onProgress = callback(fn, 'onProgress', checkOptions(fn, options, ['onProgress']).onProgress);
-  if (source && typeof source === 'object' && typeof source.arrayBuffer === 'function' && 'body' in source) {
-    okResponse(fn, 'source', source);
-    const total = Number(source.headers?.get?.('content-length')) || undefined;
-    let loaded = 0;
-    const onBytes = onProgress && ((n) => onProgress((loaded += n), total));
-    const bytes = await bodyBytes(fn, source.url ? `source (${source.url})` : 'source', source, { onBytes, argument: 'source' });
-    return materialize(parse(await loaders(ak), fn, bytes));
-  }
-  const bytes = bytesOf(fn, source);
-  onProgress?.(bytes.length, bytes.length);
+  const bytes = await sourceBytes(fn, source, onProgress);
   return materialize(parse(await loaders(ak), fn, bytes));
 }
