@@ -28,12 +28,15 @@ import { Model, loadModel, modelSpec } from './src/models/model.js';
 import { loadSafetensors } from './src/formats/safetensors.js';
 import { loadGguf } from './src/formats/gguf.js';
 import { Tokenizer } from './src/text/tokenizer.js';
+import { cache, env } from './src/formats/hub.js';
 import { defaultThreadCount, instantiateThreaded, threadsUnavailable } from './src/runtime/threads.js';
 import { relaxedUnavailable } from './src/runtime/relaxed.js';
 
 export { AttnkitError, Tensor, Embeddings, MultiHeadAttention, EncoderLayer, DecoderLayer, Model, Tokenizer };
 export { invertMask, toAdditiveMask } from './src/ops/masks.js';
 export { sampling } from './src/models/sampling.js';
+// Where Hub ids are read from, and the download cache (shared by every Attnkit; also ak.env, ak.cache).
+export { env, cache };
 
 // (module (func (result v128) v128.const i32x4 0 0 0 0)): validates only where SIMD128 exists.
 const SIMD_PROBE = new Uint8Array([
@@ -240,6 +243,10 @@ async function instantiate(backend, threads, unavailable, explicitUrl, wasmBinar
 /** A loaded attnkit module. Everything it returns is plain JavaScript memory. */
 export class Attnkit extends WasmHeap {
   constructor(module, backend, loadersUrl, threadsUnavailableReason = null, relaxedUnavailableReason = null) {
+    if (typeof module?._malloc !== 'function') {
+      throw new AttnkitError("Attnkit: the module object comes from `await load()` (import { load } from 'attnkit'), not from new Attnkit()",
+        { code: 'ERR_INVALID_ARGUMENT', argument: 'module' });
+    }
     super(module);
     /** 'wasm-simd128-relaxed-threads' | 'wasm-simd128-relaxed' | 'wasm-simd128-threads' | 'wasm-simd128' | 'wasm-scalar' */
     this.backend = backend;
@@ -248,6 +255,10 @@ export class Attnkit extends WasmHeap {
     /** Why the relaxed-SIMD build is not the one running (null when it is). */
     this.relaxedUnavailableReason = relaxedUnavailableReason;
     this._loadersUrl = loadersUrl; // where web/safetensors.js finds attnkit-loaders.wasm
+    /** Where Hub ids ('org/name') are read from: remoteHost, remotePathTemplate, localModelPath, ... (shared). */
+    this.env = env;
+    /** The download cache of Hub files: list(), delete(id), clear() (shared). */
+    this.cache = cache;
     const ak = this;
     // The module classes bound to this Attnkit: `new ak.EncoderLayer(options)`.
     const bound = (Base) => class extends Base {

@@ -1,12 +1,19 @@
 // Hugging Face model folders as users have them: a base URL (string or URL), a folder path (Node),
-// files picked in a page (a FileList or an array of File, a picked directory included), or an
-// object of file name -> contents. One interface over all of them, a FileSource:
+// a Hub id ('org/name', hub.js: with the download cache), files picked in a page (a FileList or an
+// array of File, a picked directory included), or an object of file name -> contents. One
+// interface over all of them, a FileSource:
 //   has(name) -> boolean, size(name) -> bytes or undefined, bytes(name, onBytes) -> Uint8Array,
-//   where(name) -> how messages name the file; readText / readJson read files through it.
-// Model.fromPretrained and Tokenizer.fromPretrained find their files through it.
+//   where(name) -> how messages name the file, label -> how they name the folder;
+// readText / readJson / readOptionalJson read files through it. onBytes(n, event) hears each chunk
+// with the file's event { file, loaded, total, fromCache, done } (a last call with n = 0 and done).
+// Model.fromPretrained, Tokenizer.fromPretrained and the pipelines find their files through it.
 import { AttnkitError } from '../runtime/errors.js';
 import { describe, jsonText, okResponse } from '../runtime/args.js';
 import { abortError, bodyBytes, fetchFile, isNode, netOptions, nodeBuiltin, resolveUrl } from '../runtime/read_bytes.js';
+import { hubOptions, hubSource, sourceKind } from './hub.js';
+
+/** The options of fileSource that its callers pass on (fromPretrained's, the pipelines'). */
+export const SOURCE_OPTIONS = ['signal', 'timeout', 'revision', 'cache'];
 
 const loadError = (fn, message, argument = 'source') => new AttnkitError(`${fn}: ${message}`, { code: 'ERR_LOAD', argument });
 
@@ -78,20 +85,44 @@ function urlSource(fn, base, net) {
     async has(name) {
       const r = await head(name);
       if (r.status === 404 || r.status === 410) return false;
+      // A dev server (Vite, vite preview) answers a file it does not have with its index.html.
+      if (r.ok && isHtmlAnswer(name, r)) return false;
       return true; // other statuses are reported when the file is read
     },
     async size(name) {
       const r = await head(name);
       return Number(r.headers.get('content-length')) || undefined;
     },
-    bytes: async (name, onBytes) => bodyBytes(fn, new URL(name, dir).href, await ok(name), { ...net, onBytes, argument: name }),
+    async bytes(name, onBytes) {
+      const r = await ok(name);
+      if (isHtmlAnswer(name, r)) {
+        await r.body?.cancel().catch(() => {});
+        throw loadError(fn, `${new URL(name, dir).href} is not there: the server answered with an HTML page ` +
+          "(a dev server's index.html for a missing file, or a wrong URL)", name);
+      }
+      return bodyBytes(fn, new URL(name, dir).href, r, { ...net, onBytes, argument: name });
+    },
   };
 }
 
-/** A folder on disk (Node). */
-function folderSource(fn, folder) {
+// A 200 with an HTML page for a file that is not one.
+const isHtmlAnswer = (name, r) => /^\s*text\/html/i.test(r.headers.get('content-type') ?? '') && !/\.html?$/i.test(name);
+
+/**
+ * A folder on disk (Node). One that does not exist is ERR_LOAD saying so, unless `optional`
+ * (env.localModelPath's folders: a model not there is looked for elsewhere).
+ */
+function folderSource(fn, folder, optional = false) {
   const fs = nodeBuiltin('node:fs/promises');
   const full = (name) => nodeBuiltin('node:path').join(folder, name);
+  if (!optional) {
+    const stat = nodeBuiltin('node:fs').statSync(folder, { throwIfNoEntry: false });
+    if (!stat?.isDirectory()) {
+      const abs = nodeBuiltin('node:path').resolve(folder);
+      throw loadError(fn, `${stat ? `${folder} is a file, not a folder` : `the folder ${folder} does not exist`}` +
+        `${abs !== folder ? ` (${abs})` : ''}${stat ? '' : '; a Hub id has the form org/name'}`);
+    }
+  }
   return {
     label: folder,
     where: (name) => `${folder.replace(/[\\/]+$/, '')}/${name}`,
@@ -175,31 +206,54 @@ function objectSource(fn, files, net) {
 
 /**
  * The FileSource for a user's `source`: a URL or URL string (http(s), file:, or relative to the
- * page), a folder path (Node: any string that is not a URL), a FileList or array of Files, or an
- * object of file name -> contents. `options` ({ signal, timeout }, see netOptions) bound its
+ * page), a folder path (Node), a Hub id ('org/name', resolved by hub.js; the rule telling ids from
+ * paths is sourceKind's), a FileList or array of Files, or an object of file name -> contents.
+ * `options` ({ signal, timeout }, see netOptions; { revision, cache } for Hub ids) bound its
  * network reads; the signal also stops a load from any source before its next file.
  */
 export function fileSource(fn, source, options) {
   const net = netOptions(fn, options);
-  const src = sourceOf(fn, source, net);
-  if (!net.signal) return src;
+  const hub = hubOptions(fn, options);
+  const src = sourceOf(fn, source, net, hub);
+  if (hub.revision !== undefined && !src.hub) {
+    throw new AttnkitError(`${fn}: revision is for Hub ids ('org/name'); ${describe(typeof source === 'string' ? source : src.label)} ` +
+      'is not one', { code: 'ERR_INVALID_ARGUMENT', argument: 'revision' });
+  }
   return {
-    ...src,
+    get label() {
+      return src.label;
+    },
+    where: src.where,
+    has: src.has,
+    size: src.size,
     async bytes(name, onBytes) {
-      if (net.signal.aborted) throw abortError(fn, src.where(name), net.signal);
-      return src.bytes(name, onBytes);
+      if (net.signal?.aborted) throw abortError(fn, src.where(name), net.signal);
+      if (!onBytes) return src.bytes(name);
+      // Each chunk with its file's event; a last one (n = 0, done) when the file is whole.
+      const total = await Promise.resolve(src.size(name)).catch(() => undefined);
+      let loaded = 0, fromCache = false;
+      const data = await src.bytes(name, (n, info) => {
+        loaded += n;
+        if (info?.fromCache !== undefined) fromCache = info.fromCache;
+        onBytes(n, { file: name, loaded, total, fromCache, done: false });
+      });
+      onBytes(0, { file: name, loaded: data.length, total: total ?? data.length, fromCache, done: true });
+      return data;
     },
   };
 }
 
-function sourceOf(fn, source, net) {
+function sourceOf(fn, source, net, hub, optional = false) {
   if (source instanceof URL) {
-    if (source.protocol === 'file:' && isNode) return folderSource(fn, decodeURIComponent(source.pathname));
+    if (source.protocol === 'file:' && isNode) return folderSource(fn, decodeURIComponent(source.pathname), optional);
     return urlSource(fn, source, net);
   }
   if (typeof source === 'string') {
-    const hasScheme = /^[a-z][a-z0-9+.-]+:\/\//i.test(source) || source.startsWith('file:');
-    if (isNode && !hasScheme) return folderSource(fn, source);
+    const kind = sourceKind(source);
+    if (kind === 'hub' && !optional) {
+      return hubSource(fn, source, { ...hub, net, local: (where, opt) => sourceOf(fn, where, net, {}, opt) });
+    }
+    if (isNode && kind !== 'url') return folderSource(fn, source, optional);
     let url;
     try {
       url = resolveUrl(source);
@@ -208,11 +262,11 @@ function sourceOf(fn, source, net) {
         code: 'ERR_INVALID_ARGUMENT', argument: 'source',
       });
     }
-    return sourceOf(fn, url, net);
+    return sourceOf(fn, url, net, hub, optional);
   }
   if (isFileList(source)) return pickedSource(fn, source);
   if (source && typeof source === 'object' && !Array.isArray(source) && !ArrayBuffer.isView(source)) return objectSource(fn, source, net);
-  throw new AttnkitError(`${fn}: source must be a URL, a folder path, picked Files or an object of file contents, ` +
+  throw new AttnkitError(`${fn}: source must be a URL, a folder path, a Hub id, picked Files or an object of file contents, ` +
     `got ${describe(source)}`, { code: 'ERR_INVALID_ARGUMENT', argument: 'source' });
 }
 
@@ -220,8 +274,8 @@ function sourceOf(fn, source, net) {
  * A file of the source as text. A .json file that does not even begin like JSON is refused with
  * what it looks like (an HTML page from a wrong URL, a PyTorch checkpoint, ...).
  */
-export async function readText(fn, src, name) {
-  const bytes = await src.bytes(name);
+export async function readText(fn, src, name, onBytes) {
+  const bytes = await src.bytes(name, onBytes);
   if (name.endsWith('.json')) {
     const kind = sniff(bytes);
     if (kind !== 'JSON text') {
@@ -234,13 +288,28 @@ export async function readText(fn, src, name) {
 }
 
 /** A JSON file of the source, parsed (for the files read in JavaScript: indexes and tokenizer configs). */
-export async function readJson(fn, src, name) {
-  const text = await readText(fn, src, name);
+export async function readJson(fn, src, name, onBytes) {
+  const text = await readText(fn, src, name, onBytes);
   try {
     return JSON.parse(text);
   } catch (e) {
     throw new AttnkitError(`${fn}: ${src.where(name)} is not valid JSON (${e.message})`, {
       code: 'ERR_INVALID_ARGUMENT', argument: name,
     });
+  }
+}
+
+/**
+ * An optional JSON file of the source, parsed, or null: when it is absent, or when what came is an
+ * HTML page (a dev server's answer for a file it does not have, without a Content-Type to tell).
+ */
+export async function readOptionalJson(fn, src, name, onBytes) {
+  if (!(await src.has(name))) return null;
+  const bytes = await src.bytes(name, onBytes);
+  if (/^an HTML/.test(sniff(bytes) ?? '')) return null;
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch (e) {
+    throw new AttnkitError(`${fn}: ${src.where(name)} is not valid JSON (${e.message})`, { code: 'ERR_INVALID_ARGUMENT', argument: name });
   }
 }

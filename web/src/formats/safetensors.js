@@ -77,6 +77,33 @@ function convert(heap, fn, raw, dtype, count) {
   return heap._withInputs([raw], ([p]) => heap._call(fn, '_toFloat32', [p, count, dtype]));
 }
 
+// The bytes a file's header says it has (at least, when the header itself is cut), or 0 when it
+// cannot tell; a file with fewer is a download or copy cut short.
+function describedBytes(u8, headerLength) {
+  if (u8.length < 9 || u8[8] !== 0x7b || headerLength > 100e6) return 0; // '{': the header of a .safetensors file
+  if (8 + headerLength > u8.length) return 8 + headerLength;
+  let header;
+  try {
+    header = JSON.parse(new TextDecoder().decode(u8.subarray(8, 8 + headerLength)));
+  } catch {
+    return 0;
+  }
+  let end = 0;
+  for (const [name, t] of Object.entries(header ?? {})) {
+    const last = name === '__metadata__' ? 0 : Number(t?.data_offsets?.[1]);
+    if (Number.isFinite(last) && last > end) end = last;
+  }
+  return 8 + headerLength + end;
+}
+
+// A validation error of a file cut short, with what its length suggests: an incomplete download.
+function cutShort(e, u8, headerLength) {
+  const need = describedBytes(u8, headerLength);
+  if (!(e instanceof AttnkitError) || need <= u8.length) return e;
+  return new AttnkitError(`${e.message}: the file has ${u8.length} of the ${need}${8 + headerLength > u8.length ? ' or more' : ''} bytes ` +
+    'its header describes, so it is incomplete (an interrupted download or copy?): fetch it again', { code: e.code, argument: e.argument });
+}
+
 // Validates a whole file's header with the loaders module `heap`: {tensors: {name: StoredTensor}, metadata}.
 function parse(heap, fn, u8) {
   const size = u8.length;
@@ -92,9 +119,13 @@ function parse(heap, fn, u8) {
         code: 'ERR_INVALID_ARGUMENT', argument: 'source',
       });
     }
-    throw e;
+    throw cutShort(e, u8, headerLength);
   }
-  heap._withInputs([u8.subarray(8, 8 + headerLength)], ([ph]) => heap._raw(fn, '_safetensorsIndex', [ph, headerLength, size]));
+  try {
+    heap._withInputs([u8.subarray(8, 8 + headerLength)], ([ph]) => heap._raw(fn, '_safetensorsIndex', [ph, headerLength, size]));
+  } catch (e) {
+    throw cutShort(e, u8, headerLength);
+  }
   const index = JSON.parse(heap._m._safetensorsIndexJson());
   const tensors = Object.create(null); // file-given names as keys: '__proto__' is a name like any other
   for (const t of index.tensors) tensors[t.name] = new StoredTensor(heap, fn, u8, t);

@@ -3,7 +3,7 @@
 import { AttnkitError } from '../runtime/errors.js';
 import { callback, describe, options as checkOptions } from '../runtime/args.js';
 import { storedSafetensors } from '../formats/safetensors.js';
-import { convertHint, fileSource, readJson, readText } from '../formats/file_source.js';
+import { SOURCE_OPTIONS, convertHint, fileSource, readJson, readText } from '../formats/file_source.js';
 import { modelSpec } from './families.js';
 
 // Files a checkpoint may come as that attnkit does not read, with what to do about them.
@@ -16,7 +16,7 @@ const OTHER_WEIGHTS = ['pytorch_model.bin', 'pytorch_model.bin.index.json', 'tf_
  */
 export async function readCheckpoint(ak, source, options) {
   const fn = 'Model.fromPretrained';
-  const o = checkOptions(fn, options, ['onProgress', 'signal', 'timeout']);
+  const o = checkOptions(fn, options, ['onProgress', ...SOURCE_OPTIONS]);
   const onProgress = callback(fn, 'onProgress', o.onProgress);
   const src = fileSource(fn, source, o);
   if (!(await src.has('config.json'))) {
@@ -60,12 +60,14 @@ export async function readCheckpoint(ak, source, options) {
   const tensors = Object.create(null);
   const from = new Map();
   for (const f of files) {
-    const bytes = await src.bytes(f, onProgress && ((n) => onProgress((loaded += n), total)));
+    const bytes = await src.bytes(f, onProgress && ((n, file) => onProgress((loaded += n), total, file)));
     let state;
     try {
       state = await storedSafetensors(ak, bytes); // tensors stay in the file's bytes until written
     } catch (e) {
-      if (e instanceof AttnkitError) throw new AttnkitError(`${fn}: ${src.where(f)}: ${e.message}`, { code: e.code, argument: f });
+      if (e instanceof AttnkitError) {
+        throw new AttnkitError(`${fn}: ${src.where(f)}: ${e.message.replace(`${fn}: `, '')}`, { code: e.code, argument: f });
+      }
       throw e;
     }
     for (const [name, t] of Object.entries(state.tensors)) {

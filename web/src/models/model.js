@@ -82,6 +82,11 @@ export class Model extends OwnedHandle {
   constructor(ak, spec) {
     super();
     const fn = 'Model';
+    if (typeof ak?._raw !== 'function' || spec === undefined) {
+      throw new AttnkitError(`${fn}: load a model with \`await ak.Model.fromPretrained(source)\` (a folder, URL or Hub id), or ` +
+        'build one with `new ak.Model(spec)` (spec: `await ak.modelSpec(config)`), where `ak = await load()`',
+      { code: 'ERR_INVALID_ARGUMENT', argument: typeof ak?._raw !== 'function' ? 'ak' : 'spec' });
+    }
     this.spec = spec;
     this._family = familyTensors(spec);
     const layerOptions = checkOptions(fn, spec.layer, LAYER_OPTIONS, 'layer');

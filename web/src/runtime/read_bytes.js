@@ -148,11 +148,30 @@ function step(fn, what, { signal, timeout = Infinity } = {}, promise, stop) {
   });
 }
 
+// What a network error says, its causes included: undici's `fetch failed` wraps the reason
+// (`connect ECONNREFUSED 127.0.0.1:8080`, `getaddrinfo ENOTFOUND host`; an AggregateError when
+// every address of a host refused), and a hint for the common ones.
+function networkWhy(e) {
+  const parts = [];
+  for (let x = e, depth = 0; x && depth < 4; x = x.cause, depth++) {
+    if (x.message && !parts.includes(x.message)) parts.push(x.message);
+    if (Array.isArray(x.errors)) {
+      for (const inner of x.errors) if (inner?.message && !parts.includes(inner.message)) parts.push(inner.message);
+    }
+  }
+  const all = parts.join(': ');
+  const hint = /ENOTFOUND|EAI_AGAIN/.test(all) ? ' (no network, or a wrong host name)'
+    : /ECONNREFUSED/.test(all) ? ' (nothing listens there)'
+      : /ECONNRESET|other side closed|terminated/.test(all) ? ' (the connection was dropped)'
+        : /certificate|CERT_|SSL|TLS/i.test(all) ? ' (a TLS certificate problem)' : '';
+  return all + hint;
+}
+
 // A load's failure as an AttnkitError naming `what` (ours pass through): an abort of the caller's
 // own fetch is ERR_ABORTED, anything else (the network, a cut body) ERR_LOAD; the error is the cause.
 function loadFailure(fn, what, e, argument, verb = 'read') {
   if (e instanceof AttnkitError) return e;
-  const why = [e?.message, e?.cause?.message].filter(Boolean).join(': '); // undici: 'terminated: other side closed'
+  const why = networkWhy(e); // undici: 'terminated: other side closed'
   return new AttnkitError(`${fn}: could not ${verb} ${what}${why ? `: ${why}` : ''}`, {
     code: e?.name === 'AbortError' ? 'ERR_ABORTED' : 'ERR_LOAD', argument, cause: e,
   });
@@ -178,40 +197,19 @@ export async function fetchFile(fn, url, init, net, argument) {
  * `timeout` ms without a byte reject with an AttnkitError naming `what` (the read is cancelled).
  */
 export async function bodyBytes(fn, what, response, { onBytes, signal, timeout, argument } = {}) {
-  const failed = (e) => {
-    throw loadFailure(fn, what, e, argument);
-  };
-  if (!response.body) return new Uint8Array(await response.arrayBuffer().catch(failed));
-  // The length the server announced, unless the body is decoded (gzip: it counts the wire bytes).
-  const length = response.headers?.get?.('content-length');
-  const encoding = response.headers?.get?.('content-encoding');
-  const declared = length != null && (!encoding || encoding === 'identity') ? Number(length) : NaN;
+  if (!response.body) {
+    return new Uint8Array(await response.arrayBuffer().catch((e) => {
+      throw loadFailure(fn, what, e, argument);
+    }));
+  }
   const chunks = [];
-  let total = 0;
-  const reader = response.body.getReader();
-  const cancel = (e) => reader.cancel(e).catch(() => {});
-  try {
-    for (;;) {
-      const { done, value } = await step(fn, what, { signal, timeout }, reader.read().catch(failed), cancel);
-      if (done) break;
+  const total = await bodyChunks(fn, what, response, {
+    signal, timeout, argument,
+    onChunk: (value) => {
       chunks.push(value);
-      total += value.length;
-      if (total > declared) {
-        throw new AttnkitError(`${fn}: ${what} sent more than the ${declared} bytes its Content-Length announced`, {
-          code: 'ERR_LOAD', argument,
-        });
-      }
       onBytes?.(value.length);
-    }
-  } catch (e) {
-    cancel(e); // an error of onBytes too: no connection is left open
-    throw e;
-  }
-  if (total < declared) {
-    throw new AttnkitError(`${fn}: ${what} ended after ${total} of the ${declared} bytes its Content-Length announced`, {
-      code: 'ERR_LOAD', argument,
-    });
-  }
+    },
+  });
   if (chunks.length === 1) return chunks[0];
   const all = new Uint8Array(total);
   let at = 0;
@@ -220,6 +218,47 @@ export async function bodyBytes(fn, what, response, { onBytes, signal, timeout, 
     at += c.length;
   }
   return all;
+}
+
+/**
+ * A Response's body read to its end chunk by chunk, each given to `await onChunk(chunk)` (the
+ * download cache writes them to disk: memory stays one chunk); resolves to the byte count. The
+ * checks of bodyBytes: a body cut short or longer than its Content-Length, the signal, `timeout`
+ * ms without a byte; an error of onChunk cancels the read and is thrown as it is.
+ */
+export async function bodyChunks(fn, what, response, { onChunk, signal, timeout, argument } = {}) {
+  const failed = (e) => {
+    throw loadFailure(fn, what, e, argument);
+  };
+  // The length the server announced, unless the body is decoded (gzip: it counts the wire bytes).
+  const length = response.headers?.get?.('content-length');
+  const encoding = response.headers?.get?.('content-encoding');
+  const declared = length != null && (!encoding || encoding === 'identity') ? Number(length) : NaN;
+  let total = 0;
+  const reader = response.body.getReader();
+  const cancel = (e) => reader.cancel(e).catch(() => {});
+  try {
+    for (;;) {
+      const { done, value } = await step(fn, what, { signal, timeout }, reader.read().catch(failed), cancel);
+      if (done) break;
+      total += value.length;
+      if (total > declared) {
+        throw new AttnkitError(`${fn}: ${what} sent more than the ${declared} bytes its Content-Length announced`, {
+          code: 'ERR_LOAD', argument,
+        });
+      }
+      await onChunk(value);
+    }
+  } catch (e) {
+    cancel(e); // an error of onChunk too: no connection is left open
+    throw e;
+  }
+  if (total < declared) {
+    throw new AttnkitError(`${fn}: ${what} ended after ${total} of the ${declared} bytes its Content-Length announced`, {
+      code: 'ERR_LOAD', argument,
+    });
+  }
+  return total;
 }
 
 /**

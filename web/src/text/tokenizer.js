@@ -7,10 +7,10 @@
 // JavaScript string given to encode (UTF-16 code units, what String.slice takes).
 import { AttnkitError } from '../runtime/errors.js';
 import { Tensor } from '../runtime/tensor.js';
-import { attached, boolean, describe, idsInput, okResponse, options as checkOptions } from '../runtime/args.js';
+import { attached, boolean, callback, describe, idsInput, okResponse, options as checkOptions } from '../runtime/args.js';
 import { loaders } from '../runtime/loaders.js';
 import { OwnedHandle } from '../runtime/owned_handle.js';
-import { fileSource, readJson, readText } from '../formats/file_source.js';
+import { SOURCE_OPTIONS, fileSource, readOptionalJson, readText } from '../formats/file_source.js';
 import { bodyBytes, textInput } from '../runtime/read_bytes.js';
 import { normalize } from './normalizers.js';
 import { bytesToUnicode, preTokenize } from './pre_tokenizers.js';
@@ -156,10 +156,14 @@ export class Tokenizer extends OwnedHandle {
    */
   static async fromPretrained(ak, source, options) {
     const fn = 'Tokenizer.fromPretrained';
-    const src = fileSource(fn, source, checkOptions(fn, options, ['signal', 'timeout']));
-    const optional = async (name) => ((await src.has(name)) ? readJson(fn, src, name) : null);
+    const o = checkOptions(fn, options, ['onProgress', ...SOURCE_OPTIONS]);
+    const onProgress = callback(fn, 'onProgress', o.onProgress);
+    const src = fileSource(fn, source, o);
+    let loaded = 0; // bytes of every file read; no total: which files are read is known only as they are
+    const onBytes = onProgress && ((n, file) => onProgress((loaded += n), undefined, file));
+    const optional = (name) => readOptionalJson(fn, src, name, onBytes);
     const [config, map] = await Promise.all([optional('tokenizer_config.json'), optional('special_tokens_map.json')]);
-    const text = (name) => readText(fn, src, name);
+    const text = (name) => readText(fn, src, name, onBytes);
     let tok;
     if (await src.has('tokenizer.json')) tok = await Tokenizer.fromJSON(ak, await text('tokenizer.json'));
     else if (await src.has('vocab.txt')) {
@@ -177,7 +181,7 @@ export class Tokenizer extends OwnedHandle {
       // else the class's default (Llama: <s> first; T5: </s> last).
       const cls = typeof config?.tokenizer_class === 'string' ? config.tokenizer_class : '';
       const flag = (key, dflt) => (typeof config?.[key] === 'boolean' ? config[key] : dflt);
-      tok = await Tokenizer.fromSentencePiece(ak, await src.bytes(SPM_FILES[spm]), {
+      tok = await Tokenizer.fromSentencePiece(ak, await src.bytes(SPM_FILES[spm], onBytes), {
         addBosToken: flag('add_bos_token', /^(Code)?Llama|^Gemma/.test(cls)),
         addEosToken: flag('add_eos_token', /^(M?T5|UMT5)Tokenizer/.test(cls)),
       });
@@ -223,6 +227,11 @@ export class Tokenizer extends OwnedHandle {
 
   constructor(heap, handle, settings, free = '_tokenizerFree') {
     super();
+    if (typeof heap?._raw !== 'function' || settings === undefined) {
+      throw new AttnkitError('Tokenizer: tokenizers come from `await ak.Tokenizer.fromPretrained(source)` (a folder, URL or Hub id) ' +
+        'or the other factories (fromJSON, fromVocab, fromGpt2, fromSentencePiece), where `ak = await load()`',
+      { code: 'ERR_INVALID_ARGUMENT', argument: 'heap' });
+    }
     this._own(heap, handle, 'Tokenizer', free);
     // SentencePiece models, from a tokenizer.model ('model') or a tokenizer.json ('json'): their
     // decoding runs in C++ too (src/attnkit/text/sentencepiece.hpp).
@@ -732,8 +741,9 @@ export class Tokenizer extends OwnedHandle {
   _decode(fn, ids, skipSpecialTokens) {
     const given = idsInput(fn, 'ids', ids);
     if (given.dims.length !== 1) {
-      throw new AttnkitError(`${fn}: ids must be one sequence ([length]), got dims ${JSON.stringify(given.dims)}; ` +
-        'decode each row of a batch on its own', { code: 'ERR_SHAPE_MISMATCH', argument: 'ids' });
+      throw new AttnkitError(`${fn}: ids must be one sequence ([length]), got dims ${JSON.stringify(given.dims)}` +
+        (given.dims.length === 2 ? '; for a batch use batchDecode(ids), which gives one text per row' : ''),
+      { code: 'ERR_SHAPE_MISMATCH', argument: 'ids' });
     }
     const list = given.data;
     const kept = [];
