@@ -658,11 +658,34 @@ export class Tokenizer {
 type TextSource = string | ArrayBuffer | ArrayBufferView | Response | object;
 
 /**
- * A Hugging Face folder: a base URL (string or URL; relative to the page in browsers), a folder
- * path (Node: any string that is not a URL), picked files (a FileList or File[], a picked
- * directory included), or an object of file name -> contents.
+ * A Hugging Face folder: a Hub id ('org/name', read through `env`, kept in the download cache), a
+ * base URL (string or URL; relative to the page in browsers), a folder path (Node), picked files
+ * (a FileList or File[], a picked directory included), or an object of file name -> contents.
+ * A string with a scheme is a URL; one beginning with './', '../', '/' or '~' a path (in browsers
+ * a URL relative to the page); in Node one naming a file or folder that exists a path; else a Hub
+ * id when it has the form 'name' or 'org/name', and a path (a relative URL in browsers) when not.
  */
 export type PretrainedSource = string | URL | FileList | File[] | { [fileName: string]: TextSource | Blob };
+
+/** One file of a load, in progress events: its bytes so far and whether they came from the download cache. */
+export interface FileProgress {
+  /** The file's name in the folder ('model.safetensors'). */
+  file: string;
+  /** Its bytes read so far. */
+  loaded: number;
+  /** Its size when known (Content-Length, the file on disk, the cache entry). */
+  total?: number;
+  /** The bytes came from the download cache (a Hub id's file), not the network or the folder. */
+  fromCache: boolean;
+  /** The file is whole: the last event of the file (with `loaded === total`). */
+  done: boolean;
+}
+
+/**
+ * fromPretrained's progress: bytes of the load so far, its total when known (Model: every
+ * weights file; Tokenizer: undefined), and the event of the file being read.
+ */
+export type LoadProgress = (loaded: number, total: number | undefined, file: FileProgress) => void;
 
 /** How fromPretrained waits on the network (files fetched from a URL, Responses among given files). */
 export interface PretrainedNetworkOptions {
@@ -674,7 +697,72 @@ export interface PretrainedNetworkOptions {
    * with ERR_TIMEOUT. Default 30 000; 0 or Infinity for none.
    */
   timeout?: number;
+  /** A Hub id's branch, tag or commit (default 'main'); refused for other sources. */
+  revision?: string;
+  /** false: neither read nor write the download cache for this load (default: `env.useCache`). */
+  cache?: boolean;
+  /** Per file and chunk: (loaded, total, file). */
+  onProgress?: LoadProgress;
 }
+
+/**
+ * Where Hub ids are read from, and the download cache: `ak.env` (also exported as `env`), shared
+ * by every Attnkit. Every assignment is checked (ERR_INVALID_ARGUMENT; an unknown key names the
+ * closest one); `delete env.key` restores a default.
+ */
+export interface Env {
+  /** The Hub's address: 'https://huggingface.co/' by default (a mirror, or a local stand-in). */
+  remoteHost: string;
+  /** A repository's files under remoteHost: '{model}/resolve/{revision}/' (Hugging Face's layout) by default. */
+  remotePathTemplate: string;
+  /** A folder path (Node) or base URL holding <org>/<name>/ folders, looked in first, file by file; null (default) for none. */
+  localModelPath: string | null;
+  /** false: never use the network for Hub ids (localModelPath and the download cache only). Default true. */
+  allowRemoteModels: boolean;
+  /** Whether Hub files are kept in the download cache (a load's `cache` option wins). Default true. */
+  useCache: boolean;
+  /**
+   * Node: the download cache's folder; reads as the default ($XDG_CACHE_HOME/attnkit, else
+   * ~/.cache/attnkit, ~/Library/Caches/attnkit on macOS, %LOCALAPPDATA%\attnkit\Cache on Windows)
+   * while unset (null). Browsers keep the cache in the Cache API, or OPFS where it is missing (null here).
+   */
+  cacheDir: string | null;
+}
+
+/** A file of the download cache. */
+export interface CacheEntry {
+  /** The entry's id (for `cache.delete(id)`): from the file's URL and revision. */
+  id: string;
+  /** The Hub id ('org/name'). */
+  model: string;
+  revision: string;
+  /** The file's name ('model.safetensors'). */
+  file: string;
+  /** Where it was downloaded from. */
+  url: string;
+  /** Bytes. */
+  size: number;
+  /** The server's ETag and Last-Modified when it was stored (what revalidation compares), or null. */
+  etag: string | null;
+  lastModified: string | null;
+  /** When it was stored (ISO 8601). */
+  cachedAt: string | null;
+}
+
+/** The download cache of Hub files: `ak.cache` (also exported as `cache`). */
+export interface DownloadCache {
+  /** Every cached file. */
+  list(): Promise<CacheEntry[]>;
+  /** Deletes the entry with this id, or every file of a Hub id ('org/name'); resolves to the number deleted. */
+  delete(id: string): Promise<number>;
+  /** Deletes every entry; resolves to the number deleted. */
+  clear(): Promise<number>;
+}
+
+/** Hub settings: `ak.env` of every Attnkit. */
+export const env: Env;
+/** The download cache: `ak.cache` of every Attnkit. */
+export const cache: DownloadCache;
 
 export interface Safetensors {
   /**
@@ -793,6 +881,10 @@ export class Attnkit {
   readonly threadsUnavailableReason: string | null;
   /** Why the relaxed-SIMD build is not the one running, or null when it is. */
   readonly relaxedUnavailableReason: string | null;
+  /** Where Hub ids are read from (shared with every Attnkit and the `env` export). */
+  readonly env: Env;
+  /** The download cache of Hub files (shared, the `cache` export). */
+  readonly cache: DownloadCache;
   /** Bytes of wasm heap currently allocated (for leak checks). */
   mallocInUse(): number;
   /** Size of the wasm linear memory in bytes. */
@@ -848,8 +940,7 @@ export class Attnkit {
    */
   readonly Model: {
     new (spec: ModelSpec): Model;
-    fromPretrained(source: PretrainedSource,
-      options?: PretrainedNetworkOptions & { onProgress?: (loaded: number, total?: number) => void }): Promise<Model>;
+    fromPretrained(source: PretrainedSource, options?: PretrainedNetworkOptions): Promise<Model>;
     fromPretrained(options: { config: TextSource; weights: ArrayBuffer | ArrayBufferView | Response | { [name: string]: Floats } | Safetensors; onProgress?: (loaded: number, total?: number) => void }): Promise<Model>;
   };
   /**
