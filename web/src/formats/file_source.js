@@ -32,7 +32,7 @@ export function sniff(bytes) {
   // ONNX's ModelProto: field 1 (ir_version, a small varint), then field 2 (producer_name).
   if (b(0) === 0x08 && b(1) > 0 && b(1) < 0x20 && b(2) === 0x12) return 'an ONNX model (protobuf)';
   const head = new TextDecoder().decode(bytes.subarray(0, 64)).trimStart().toLowerCase();
-  if (head.startsWith('<!doctype') || head.startsWith('<html') || head.startsWith('<?xml')) return 'an HTML or XML page (not the file: a wrong URL?)';
+  if (head.startsWith('<!doctype') || head.startsWith('<html') || head.startsWith('<?xml')) return "an HTML or XML page (not the file: a wrong URL, or a dev server's index.html for a missing file?)";
   if (head.startsWith('{') || head.startsWith('[')) return 'JSON text';
   if (bytes.length >= 10 && b(6) === 0 && b(7) === 0 && b(8) === 0x7b && b(9) === 0x22) return 'a .safetensors file';
   return null;
