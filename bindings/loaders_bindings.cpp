@@ -64,6 +64,7 @@ int gguf_index_raw(uintptr_t, uintptr_t bytes, double available, double file_siz
   uint64_t needed = 0;
   s = parse_gguf(in<uint8_t>(bytes), static_cast<std::size_t>(available), static_cast<uint64_t>(file_size), file, &needed);
   g_gguf_needed = static_cast<double>(needed);
+  if (s.ok()) s = check_heap("bytes", static_cast<double>(gguf_index_json_bytes(file)));
   if (!s.ok()) return fail(std::move(s));
   g_gguf_index = gguf_index_json(file);
   return 0;

@@ -7,8 +7,6 @@
 #include <string_view>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 namespace attnkit {
 
 namespace {
@@ -31,8 +29,8 @@ constexpr uint64_t kMaxElements = uint64_t{1} << 60;
 constexpr uint64_t kMinKV = 8 + 1 + 4 + 1;            // key length, a 1-byte key, type, a 1-byte value
 constexpr uint64_t kMinTensor = 8 + 1 + 4 + 4 + 8;    // name length, a 1-byte name, n_dims, type, offset
 
-constexpr const char* kValueNames[] = {"uint8", "int8", "uint16", "int16", "uint32", "int32", "float32",
-                            "bool", "string", "array", "uint64", "int64", "float64"};
+constexpr const char* kValueNames[] = {"uint8", "int8",   "uint16", "int16", "uint32", "int32", "float32",
+                                      "bool",  "string", "array",  "uint64", "int64", "float64"};
 
 std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
 
@@ -532,18 +530,75 @@ Status parse_gguf(const uint8_t* bytes, std::size_t available, uint64_t file_siz
   return s;
 }
 
+namespace {
+
+// A JSON string of valid UTF-8 (keys and names are checked): quotes, backslashes and control
+// characters escaped, the rest as it is.
+void json_string(std::string& out, const std::string& s) {
+  out += '"';
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20) {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  out += '"';
+}
+
+}  // namespace
+
+std::size_t gguf_index_json_bytes(const GgufFile& file) {
+  std::size_t n = 256;
+  for (const auto& kv : file.metadata) n += 6 * kv.key.size() + 112;  // (a key of control characters: 6 bytes each)
+  for (const auto& t : file.tensors) n += 6 * t.name.size() + 176;
+  return n;
+}
+
 std::string gguf_index_json(const GgufFile& file) {
-  nlohmann::json j = {{"version", file.version}, {"alignment", file.alignment}, {"dataOffset", file.data_offset},
-                      {"headerBytes", file.header_bytes}, {"metadata", nlohmann::json::array()},
-                      {"tensors", nlohmann::json::array()}};
-  for (const auto& kv : file.metadata) {
-    const auto& v = kv.value;
-    j["metadata"].push_back({kv.key, static_cast<uint32_t>(v.type), static_cast<uint32_t>(v.element), v.count, v.offset, v.size});
+  std::string out;
+  out.reserve(gguf_index_json_bytes(file));
+  const auto number = [&](uint64_t v, const char* after) {
+    out += std::to_string(v);
+    out += after;
+  };
+  out += "{\"version\":";
+  number(file.version, ",\"alignment\":");
+  number(file.alignment, ",\"dataOffset\":");
+  number(file.data_offset, ",\"headerBytes\":");
+  number(file.header_bytes, ",\"metadata\":[");
+  for (std::size_t i = 0; i < file.metadata.size(); ++i) {
+    const GgufValue& v = file.metadata[i].value;
+    out += i ? ",[" : "[";
+    json_string(out, file.metadata[i].key);
+    out += ',';
+    number(static_cast<uint64_t>(v.type), ",");
+    number(static_cast<uint64_t>(v.element), ",");
+    number(v.count, ",");
+    number(v.offset, ",");
+    number(v.size, "]");
   }
-  for (const auto& t : file.tensors) {
-    j["tensors"].push_back({t.name, t.type, std::vector<uint64_t>(t.ne, t.ne + t.n_dims), t.offset, t.size});
+  out += "],\"tensors\":[";
+  for (std::size_t i = 0; i < file.tensors.size(); ++i) {
+    const GgufTensorInfo& t = file.tensors[i];
+    out += i ? ",[" : "[";
+    json_string(out, t.name);
+    out += ',';
+    number(static_cast<uint64_t>(t.type), ",[");
+    for (uint32_t d = 0; d < t.n_dims; ++d) number(t.ne[d], d + 1 < t.n_dims ? "," : "");
+    out += "],";
+    number(t.offset, ",");
+    number(t.size, "]");
   }
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out += "]}";
+  return out;
 }
 
 }  // namespace attnkit

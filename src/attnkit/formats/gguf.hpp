@@ -128,7 +128,10 @@ std::string ggml_type_name(int type);
 
 // The index as JSON for the JavaScript loader: {"version", "alignment", "dataOffset",
 // "headerBytes", "metadata": [[key, type, element, count, offset, size], ...],
-// "tensors": [[name, ggml type, [ne...], offset, size], ...]} (offsets absolute).
+// "tensors": [[name, ggml type, [ne...], offset, size], ...]} (offsets absolute), written
+// directly into one string of at most gguf_index_json_bytes(file) bytes (ask the heap for that
+// first: a failed allocation aborts a wasm instance).
+std::size_t gguf_index_json_bytes(const GgufFile& file);
 std::string gguf_index_json(const GgufFile& file);
 
 }  // namespace attnkit
