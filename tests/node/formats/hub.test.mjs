@@ -122,7 +122,8 @@ test('a missing file (404), a missing or private repository (401): coded errors 
       'HTTP 401', 'RepoNotFound', `${id} is private or gated, or does not exist`)(e) && e.argument === 'config.json');
   }
   // In Node an id that might have been meant as a folder says there is no such folder.
-  await assert.rejects(ak.Model.fromPretrained('org/config-only'), coded('ERR_LOAD', `no folder org/config-only in ${process.cwd()}`));
+  await assert.rejects(ak.Model.fromPretrained('org/config-only'), coded('ERR_LOAD', `there is no folder ${path.resolve('org/config-only')}`));
+  await assert.rejects(ak.Model.fromPretrained('org/private'), coded('ERR_LOAD', `org/private was taken for a Hub id: there is no folder ${path.resolve('org/private')}`));
 });
 
 test('strings: an existing path wins, ./ and / are paths, a Hub id form that is no folder is an id; revision only for ids', async () => {

@@ -213,7 +213,26 @@ export function hubSource(fn, id, { revision = 'main', cache: useCache, net, loc
     if (!ids.has(name)) ids.set(name, entryId(url(name).href, revision));
     return ids.get(name);
   };
-  const cached = async (name) => (store ? store.get(await idOf(name)) : null);
+  // A cache that cannot be opened (a browser's storage turned off) is no cache: never a failed load.
+  const cached = async (name) => {
+    try {
+      return store ? await store.get(await idOf(name)) : null;
+    } catch {
+      return null;
+    }
+  };
+  const readCached = async (meta, onBytes) => {
+    try {
+      return await store.read(meta, onBytes && ((n) => onBytes(n, { fromCache: true })));
+    } catch {
+      return null;
+    }
+  };
+  // In Node a string of an id's form that is no folder here was taken for an id: say so when the Hub fails.
+  const asPath = isNode && id.includes('/') ? nodeBuiltin('node:path').resolve(id) : null;
+  const notAFolder = (err) => (asPath && err instanceof AttnkitError && !err.message.includes(asPath)
+    ? new AttnkitError(`${err.message} (${id} was taken for a Hub id: there is no folder ${asPath})`, { code: err.code, argument: err.argument, cause: err.cause })
+    : err);
 
   // Where a file comes from: { from: 'local' } | { from: 'cache', meta } | { from: 'remote', head,
   // meta (a cached entry the download may revalidate) } | { from: 'absent' }. Asked once per file.
@@ -244,14 +263,14 @@ export function hubSource(fn, id, { revision = 'main', cache: useCache, net, loc
       await head.arrayBuffer();
     } catch (err) {
       if (meta && err.code === 'ERR_LOAD') return { from: 'cache', meta, offline: true }; // offline: the cached copy
-      throw err;
+      throw notAFolder(err);
     }
     if (head.status === 304 && meta) return { from: 'cache', meta };
-    if (head.status === 401 || head.status === 403) throw statusError(fn, id, revision, name, url(name).href, head);
+    if (head.status === 401 || head.status === 403) throw notAFolder(statusError(fn, id, revision, name, url(name).href, head));
     if (head.status === 404 || head.status === 410) {
       const code = head.headers.get('x-error-code');
       if (code === 'RepoNotFound' || code === 'RevisionNotFound' || code === 'GatedRepo') {
-        throw statusError(fn, id, revision, name, url(name).href, head);
+        throw notAFolder(statusError(fn, id, revision, name, url(name).href, head));
       }
       note(`HTTP ${head.status} for`, name);
       return { from: 'absent' };
@@ -275,7 +294,7 @@ export function hubSource(fn, id, { revision = 'main', cache: useCache, net, loc
     const r = await fetchIt(name, { headers });
     if (r.status === 304 && meta) {
       await r.arrayBuffer();
-      const bytes = await store.read(meta, (n) => onBytes?.(n, { fromCache: true }));
+      const bytes = await readCached(meta, onBytes);
       if (bytes) return bytes;
       return download(name, onBytes, null);
     }
@@ -303,7 +322,7 @@ export function hubSource(fn, id, { revision = 'main', cache: useCache, net, loc
 
   const label = () => {
     const from = `${localSrc ? `${localSrc.label}, then ` : ''}${e.allowRemoteModels ? base.href : 'the download cache'}`;
-    const here = isNode && /\//.test(id) ? `; and there is no folder ${id} in ${globalThis.process.cwd()}` : '';
+    const here = asPath ? `; and there is no folder ${asPath}` : '';
     const said = [...notes].map(([what, files]) => `${what} ${files.join(', ')}`).join('; ');
     return `${id} at revision ${revision} (${from}${said ? `: ${said}${here}` : ''})`;
   };
@@ -329,7 +348,7 @@ export function hubSource(fn, id, { revision = 'main', cache: useCache, net, loc
         throw new AttnkitError(`${fn}: there is no ${name} in ${label()}`, { code: 'ERR_LOAD', argument: name });
       }
       if (f.from === 'cache') {
-        const bytes = await store.read(f.meta, onBytes && ((n) => onBytes(n, { fromCache: true })));
+        const bytes = await readCached(f.meta, onBytes);
         if (bytes) return bytes;
         // A truncated or altered cached file: fetched again when the network may be used.
         if (!e.allowRemoteModels || f.offline) {
