@@ -3,7 +3,8 @@
 // its PATH): npm's binaryen (package.json), which reads relaxed-SIMD opcodes, where Debian's binaryen
 // 108 cannot. Same arguments; one difference in output: newer binaryen prints the import/export
 // renaming of --minify-imports-and-exports[-and-modules] as JSON, and em++ 3.1.6 reads
-// `old => new` lines (tools/building.py), so the JSON is rewritten into those lines.
+// `old => new` lines (tools/building.py), so the JSON is rewritten into those lines. That pass is
+// em++'s last; it also drops the target_features section, which binaryen 108 left out and 132 keeps.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 const wasmOpt = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../node_modules/binaryen/bin/wasm-opt');
 const args = process.argv.slice(2);
 const minify = args.some((a) => a.startsWith('--minify-imports'));
+if (minify) args.push('--strip-target-features');
 const r = spawnSync(process.execPath, [wasmOpt, ...args], { stdio: ['inherit', minify ? 'pipe' : 'inherit', 'inherit'], maxBuffer: 1 << 28 });
 if (r.error) throw r.error;
 if (minify && r.status === 0) {

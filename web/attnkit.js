@@ -9,7 +9,6 @@
 // bundler (Vite's worker build included) takes the package as one module with three assets.
 import createSimdModule from './dist/attnkit-simd.mjs';
 import createScalarModule from './dist/attnkit-scalar.mjs';
-import createRelaxedModule from './dist/attnkit-simd-relaxed.mjs';
 import { AttnkitError } from './src/runtime/errors.js';
 import { WasmHeap } from './src/runtime/heap.js';
 import { isNode, readPackageWasm } from './src/runtime/read_bytes.js';
@@ -66,17 +65,18 @@ const BUILDS = {
   // workers import it by URL too).
   'wasm-simd128-threads': {
     wasm: () => new URL('./dist/attnkit-simd-threads.wasm', import.meta.url),
-    glue: 'attnkit-simd-threads',
+    threaded: true,
   },
-  // The relaxed-SIMD builds (docs/relaxed-simd.md): the SIMD128 build's sources with fused
-  // multiply-adds, chosen only where the engine passed web/src/runtime/relaxed.js's known-answer test.
+  // The relaxed-SIMD builds (docs/relaxed-simd.md): the SIMD128 builds' sources with fused
+  // multiply-adds, chosen only where the engine passed web/src/runtime/relaxed.js's known-answer
+  // test. Linked alike, they have the SIMD128 builds' glue (scripts/check_relaxed_glue.mjs), which runs them.
   'wasm-simd128-relaxed': {
-    factory: createRelaxedModule,
+    factory: createSimdModule,
     wasm: () => new URL('./dist/attnkit-simd-relaxed.wasm', import.meta.url),
   },
   'wasm-simd128-relaxed-threads': {
     wasm: () => new URL('./dist/attnkit-simd-relaxed-threads.wasm', import.meta.url),
-    glue: 'attnkit-simd-relaxed-threads',
+    threaded: true,
   },
 };
 const THREADED = { 'wasm-simd128': 'wasm-simd128-threads', 'wasm-simd128-relaxed': 'wasm-simd128-relaxed-threads' };
@@ -228,10 +228,10 @@ async function instantiate(backend, threads, unavailable, explicitUrl, wasmBinar
       if (threads > 1) ak._raw('load', '_setThreads', [threads]);
       return ak;
     };
-    if (!build.glue) return start(await Promise.race([instantiated, build.factory(options)]));
+    if (!build.threaded) return start(await Promise.race([instantiated, build.factory(options)]));
     // (Node only: bundlers may turn the literal into a path that is no base URL, Turbopack for one.)
     const dist = () => new URL('.', BUILDS['wasm-simd128'].wasm());
-    return await instantiateThreaded(threads, dist, options, async (module) => start(await Promise.race([instantiated, module])), build.glue);
+    return await instantiateThreaded(threads, dist, options, async (module) => start(await Promise.race([instantiated, module])));
   } catch (e) {
     const where = wasmBinary ? 'the given wasmBinary' : url.href;
     throw new AttnkitError(`load: could not instantiate the ${backend} build from ${where}: ${e?.message ?? e}`, {

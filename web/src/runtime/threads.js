@@ -6,10 +6,7 @@
 // says why), in Node its file. Shared memory needs cross-origin isolation in browsers (COOP + COEP
 // headers); without it SharedArrayBuffer does not exist and the single-thread build runs.
 import { isNode, nodeBuiltin } from './read_bytes.js';
-import * as simdSources from '../../dist/attnkit-simd-threads.sources.js';
-import * as relaxedSources from '../../dist/attnkit-simd-relaxed-threads.sources.js';
-
-const SOURCES = { 'attnkit-simd-threads': simdSources, 'attnkit-simd-relaxed-threads': relaxedSources };
+import * as sources from '../../dist/attnkit-simd-threads.sources.js';
 
 // (module (memory 1 1 shared) (func (result i32) i32.const 0 i32.atomic.load)): validates only
 // where threads (shared memory and atomics) are supported.
@@ -51,18 +48,15 @@ export function defaultThreadCount() {
 // files in the folder dist() names, the .wasm files' (worker_threads load the worker as CommonJS
 // under its .cjs name); not `new URL` literals, which bundlers would copy for browsers that never
 // use them.
-// (`build`: attnkit-simd-threads or attnkit-simd-relaxed-threads.)
-const blobs = {};
-function files(dist, build) {
+let blobs;
+function files(dist) {
   if (isNode) {
     const folder = dist();
-    return { glue: new URL(`${build}.mjs`, folder).href, worker: new URL(`${build}.worker.cjs`, folder) };
+    return { glue: new URL('attnkit-simd-threads.mjs', folder).href, worker: new URL('attnkit-simd-threads.worker.cjs', folder) };
   }
-  const sources = SOURCES[build];
-  if (!sources.glue) throw new Error(`${build} was not built`);
   const url = (text) => URL.createObjectURL(new Blob([text], { type: 'text/javascript' }));
-  blobs[build] ??= { glue: url(sources.glue), worker: url(sources.worker) };
-  return blobs[build];
+  blobs ??= { glue: url(sources.glue), worker: url(sources.worker) };
+  return blobs;
 }
 
 // How long the threaded module may take to instantiate before load() gives up on threads.
@@ -81,8 +75,8 @@ const START_TIMEOUT_MS = 30_000;
  * rejects instead of waiting for ever, and the workers are stopped. A worker that fails later
  * leaves its share of the work to the threads that run (ak.threadsRunning counts them).
  */
-export async function instantiateThreaded(threads, dist, options, body, build = 'attnkit-simd-threads') {
-  const { glue, worker } = files(dist, build);
+export async function instantiateThreaded(threads, dist, options, body) {
+  const { glue, worker } = files(dist);
   let factory;
   try {
     ({ default: factory } = await import(/* @vite-ignore */ /* webpackIgnore: true */ glue));
