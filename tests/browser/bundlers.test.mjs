@@ -7,7 +7,9 @@
 // run in headless Chromium, and must print no warning that names attnkit. Pages served
 // cross-origin isolated (our static server; Vite given the two headers) must run the threaded
 // build, whose glue and worker script the bundler must have copied too; the other dev servers
-// serve without the headers, and the single-thread build must run there.
+// serve without the headers, and the single-thread build must run there. Under Vite's dev server
+// and `vite preview` a page of the app also loads a sharded model folder from public/, whose
+// missing files the server answers with the app's index.html.
 //
 // The bundlers other than Vite 7 (the repository's own dev dependency) come from the projects in
 // tests/bundlers/<name>/, installed from their lockfiles by scripts/setup-bundlers.sh.
@@ -18,7 +20,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ROOT, relaxedBuilt } from '../node/helpers.mjs';
+import { ROOT, assertClose, fixture, relaxedBuilt } from '../node/helpers.mjs';
 import { openPage, openUrl } from './browser.mjs';
 
 const PROJECTS = path.join(ROOT, 'tests/bundlers');
@@ -97,6 +99,50 @@ async function expectRuns({ url, root, isolated = !url }) {
   }
 }
 
+// A model folder served by the dev server (issue 39): the sharded GPT-2 fixture in public/models/gpt2/,
+// whose missing files (model.safetensors, vocab.txt, ...) Vite answers with the app's index.html.
+const GPT2 = fixture('models.json').cases.find((x) => x.name === 'gpt2-tiny');
+const MODEL_JS = `import { load } from 'attnkit';
+const fx = ${JSON.stringify({ inputIds: GPT2.inputIds, dims: GPT2.dims, attentionMask: GPT2.attentionMask })};
+const show = (text) => { document.getElementById('model').textContent = text; };
+try {
+  const ak = await load();
+  const model = await ak.Model.fromPretrained('/models/gpt2/');
+  const tok = await ak.Tokenizer.fromPretrained('/models/gpt2/');
+  const out = model.forward({ data: Int32Array.from(fx.inputIds), dims: fx.dims },
+    { attentionMask: { data: Int32Array.from(fx.attentionMask), dims: fx.dims } });
+  show(JSON.stringify({ side: tok.paddingSide, text: tok.decode(tok.encode('hello world').inputIds), last: Array.from(out.lastHiddenState.data) }));
+} catch (e) {
+  show('failed: ' + e.message);
+}
+`;
+
+/** Adds model.html (and public/models/gpt2/) to an app. */
+function addModelPage(app) {
+  fs.cpSync(path.join(ROOT, 'tests/fixtures/repos/gpt2'), path.join(app, 'public', 'models', 'gpt2'), { recursive: true });
+  fs.writeFileSync(path.join(app, 'model.html'), '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"></head>' +
+    '<body><p id="model">loading</p><script type="module" src="./model.js"></script></body></html>\n');
+  fs.writeFileSync(path.join(app, 'model.js'), MODEL_JS);
+}
+
+/** Opens the app's model.html and checks the folder loaded: PyTorch's hidden states, the tokenizer's config. */
+async function expectModel(url) {
+  const opened = await openUrl(url);
+  try {
+    const { page, problems } = opened;
+    await page.waitForFunction(() => document.getElementById('model').textContent !== 'loading', null, { timeout: 60_000 });
+    const text = await page.textContent('#model');
+    assert.ok(text.startsWith('{'), text);
+    const r = JSON.parse(text);
+    assert.equal(r.side, 'left', 'tokenizer_config.json was read');
+    assert.equal(r.text, 'hello world');
+    assertClose(r.last, GPT2.hiddenStates.at(-1), 'the sharded GPT-2 from the dev server', 1e-4, 1e-4);
+    assert.deepEqual(problems, []);
+  } finally {
+    await opened.close();
+  }
+}
+
 /** A bundler's warnings that concern attnkit (its own notes about the app or itself are not ours). */
 function oursIn(messages) {
   return messages.map(String).filter((m) => /attnkit/i.test(m));
@@ -111,6 +157,7 @@ function viteLogger(vite, warnings) {
 async function viteCases(label, vite, project) {
   await test(`${label}: dev server (dependency pre-bundling), page and module worker`, async () => {
     const app = makeApp(`${label}-dev`, project);
+    addModelPage(app);
     const warnings = [];
     const server = await vite.createServer({ root: app, configFile: false, customLogger: viteLogger(vite, warnings),
       server: { port: 0, host: '127.0.0.1', headers: ISOLATION } });
@@ -118,6 +165,7 @@ async function viteCases(label, vite, project) {
     try {
       const { port } = server.httpServer.address();
       await expectRuns({ url: `http://127.0.0.1:${port}/`, isolated: true });
+      await expectModel(`http://127.0.0.1:${port}/model.html`);
       assert.deepEqual(oursIn(warnings), []);
     } finally {
       await server.close();
@@ -126,9 +174,11 @@ async function viteCases(label, vite, project) {
 
   await test(`${label}: build emits the .wasm files and the threaded glue and worker; preview runs page and worker`, async () => {
     const app = makeApp(`${label}-build`, project);
+    addModelPage(app);
     const warnings = [];
     const outDir = path.join(app, 'dist');
-    await vite.build({ root: app, configFile: false, customLogger: viteLogger(vite, warnings), build: { outDir } });
+    await vite.build({ root: app, configFile: false, customLogger: viteLogger(vite, warnings),
+      build: { outDir, rollupOptions: { input: [path.join(app, 'index.html'), path.join(app, 'model.html')] } } });
     assert.deepEqual(oursIn(warnings), []);
     const assets = fs.readdirSync(path.join(outDir, 'assets'));
     for (const build of ['simd', 'scalar', 'loaders', 'simd-threads', ...(relaxedBuilt() ? ['simd-relaxed', 'simd-relaxed-threads'] : [])]) {
@@ -139,6 +189,7 @@ async function viteCases(label, vite, project) {
     try {
       const { port } = server.httpServer.address();
       await expectRuns({ url: `http://127.0.0.1:${port}/`, isolated: true });
+      await expectModel(`http://127.0.0.1:${port}/model.html`);
     } finally {
       await server.close();
     }
