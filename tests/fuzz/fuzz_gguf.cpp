@@ -1,10 +1,12 @@
 // libFuzzer harness: a GGUF file's bytes -> header validation (whole, and again from a prefix as
-// the JavaScript loader reads it), the promises of an accepted index, every metadata accessor, and
-// the dequantisation of every tensor it admits.
+// the JavaScript loader reads it), the promises of an accepted index, every metadata accessor, its
+// JSON, and the dequantisation of every tensor it admits.
 #include <cstdint>
 #include <cstring>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "attnkit/formats/gguf.hpp"
 #include "attnkit/ops/dequantize.hpp"
@@ -76,6 +78,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     }
   }
   (void)index.find("general.architecture");
-  (void)gguf_index_json(index);
+  // The JSON the JavaScript loader reads: valid, within its announced size, every entry there.
+  const std::string json = gguf_index_json(index);
+  if (json.size() > gguf_index_json_bytes(index)) __builtin_trap();
+  const auto parsed = nlohmann::json::parse(json);  // (throws, and so crashes, on invalid JSON)
+  if (parsed["metadata"].size() != index.metadata.size() || parsed["tensors"].size() != index.tensors.size()) __builtin_trap();
+  for (std::size_t i = 0; i < index.metadata.size(); ++i) {
+    if (parsed["metadata"][i][0].get<std::string>() != index.metadata[i].key) __builtin_trap();
+  }
+  for (std::size_t i = 0; i < index.tensors.size(); ++i) {
+    if (parsed["tensors"][i][0].get<std::string>() != index.tensors[i].name ||
+        parsed["tensors"][i][3].get<uint64_t>() != index.tensors[i].offset) {
+      __builtin_trap();
+    }
+  }
   return 0;
 }
