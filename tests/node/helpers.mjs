@@ -2,10 +2,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { load } from '../../web/attnkit.js';
+import { env, load } from '../../web/attnkit.js';
 import { relaxedUnavailable } from '../../web/src/runtime/relaxed.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+// No test reaches the network: a string that is a Hub id ('x', 'org/name') resolves to a port
+// fetch refuses, with remote models and the download cache off, unless a test points ak.env at
+// the local stand-in for the Hub (tests/node/hub_server.mjs: useHub).
+env.remoteHost = 'http://127.0.0.1:9/';
+env.allowRemoteModels = false;
+env.useCache = false;
 
 export function fixture(name) {
   return JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures', name), 'utf8'));
