@@ -41,6 +41,11 @@ const bundle = await rollup({
   input: path.join(ROOT, 'web/attnkit.js'),
   onwarn: (w) => { throw new Error(`rollup: ${w.message}`); },
   plugins: [{
+    // The chat templates' Jinja (web/src/pipelines/chat_template.js) is Hugging Face's own
+    // @huggingface/jinja (MIT), bundled in from node_modules like the rest: the package stays one file.
+    name: 'bundled-dependencies',
+    resolveId: (id) => (id === '@huggingface/jinja' ? path.join(ROOT, 'node_modules/@huggingface/jinja/dist/index.js') : null),
+  }, {
     name: 'dist-relative-minified',
     // './dist/x' in web/attnkit.js and '../../dist/x' in web/src/*/*.js are './x' from
     // web/dist/attnkit.mjs; then minify (rollup chains the two source maps, so the published map
@@ -57,7 +62,9 @@ const bundle = await rollup({
     },
   }],
 });
-const { output: [chunk] } = await bundle.write({ file: path.join(DIST, 'attnkit.mjs'), format: 'es', sourcemap: true });
+// The licence notice of the bundled dependency (MIT asks for it in copies).
+const banner = '/*! attnkit (MIT). Bundles @huggingface/jinja (MIT License, Copyright (c) 2023 Hugging Face). */';
+const { output: [chunk] } = await bundle.write({ file: path.join(DIST, 'attnkit.mjs'), format: 'es', sourcemap: true, banner });
 await bundle.close();
 // Bundlers find the .wasm files by these literals: the line limit must not have cut one (esbuild
 // may break a long line inside a string with a backslash continuation).

@@ -54,7 +54,27 @@ export class Tensor<T extends TensorData = Float32Array> {
   readonly dims: number[];
   /** Number of elements. */
   readonly size: number;
+  /** The element at one index per dim (negative counts from the end); a tensor of dims [] takes none. */
+  get(...indices: number[]): TensorElement<T>;
+  /** The values as nested arrays, dims deep (a tensor of dims [] gives its value). */
+  tolist(): any;
+  /** Indices of the largest values along axis (default -1): int32, that axis removed. First of equals; NaN is the largest. */
+  argmax(axis?: number): Tensor<Int32Array>;
+  /** The k largest along axis (default -1), largest first: [values, indices], also as .values and .indices. */
+  topk(k: number, axis?: number): TopK<T>;
+  /**
+   * A copy of part of the tensor, one slice per leading dim: an index drops the dim, [start, end]
+   * keeps a range (Python's rules, null for the end), null keeps the dim. `attentions[0].slice(0, 3)`: head 3 of row 0.
+   */
+  slice(...slices: TensorSlice[]): Tensor<T>;
 }
+
+/** An element of a tensor's data: bigint for 64-bit integers, else number. */
+export type TensorElement<T extends TensorData> = T extends BigInt64Array | BigUint64Array ? bigint : number;
+/** One dim of Tensor.slice: an index, a [start, end] range (null: to the end), or null / undefined for all of it. */
+export type TensorSlice = number | [number | null, number | null] | null | undefined;
+/** Tensor.topk's result. */
+export type TopK<T extends TensorData> = [Tensor<T>, Tensor<Int32Array>] & { values: Tensor<T>; indices: Tensor<Int32Array> };
 
 /** A boolean mask tensor: type 'bool', one byte per element (1 = may attend). */
 export interface BoolTensor extends Tensor<Uint8Array> {
@@ -569,10 +589,12 @@ export class Model {
   /** A Hugging Face state dict (names as in the checkpoint, heads' prefixes such as "bert." accepted). */
   setWeights(weights: { [name: string]: Floats } | Safetensors): this;
   /**
-   * inputIds [batch, L] or [L]; attentionMask 1 = token, 0 = padding. The outputs asked for with a
-   * literal `true` are present in the result's type.
+   * inputIds [batch, L] or [L], or tokenizer.encode's whole result (its mask, and its token types
+   * when the model has them; options beside it win); attentionMask 1 = token, 0 = padding. Pooling
+   * a padded batch without its mask is refused. The outputs asked for with a literal `true` are
+   * present in the result's type.
    */
-  forward<O extends ModelForwardOptions = {}>(inputIds: Ids, options?: O): ModelOutput
+  forward<O extends ModelForwardOptions = {}>(inputIds: Ids | ModelInputs, options?: O): ModelOutput
     & (O extends { outputHiddenStates: true } ? { hiddenStates: Tensor<Float32Array>[] } : {})
     & (O extends { outputAttentions: true } ? { attentions: Tensor<Float32Array>[] } : {})
     & (O extends { outputLogits: true } | { lastTokenOnly: true } ? { logits: Tensor<Float32Array> } : {})
@@ -596,6 +618,13 @@ export class Model {
   dispose(): void;
 }
 
+/** What model.forward takes in place of ids: an encoding (tokenizer.encode's result) or an object like it. */
+export interface ModelInputs {
+  inputIds: Ids;
+  attentionMask?: Ids;
+  tokenTypeIds?: Ids;
+}
+
 export interface Encoding<T> {
   inputIds: Tensor<Int32Array>;
   attentionMask: Tensor<Int32Array>;
@@ -604,6 +633,8 @@ export interface Encoding<T> {
   tokens: T extends string ? string[] : string[][];
   /** [start, end) UTF-16 indices into the text; [0, 0] for added special tokens and padding. */
   offsets: T extends string ? [number, number][] : [number, number][][];
+  /** 1 for the tokens the template added and padding, 0 for the text's (transformers' special_tokens_mask). */
+  specialTokensMask: Tensor<Int32Array>;
 }
 
 export interface EncodeOptions<T> {
@@ -867,6 +898,208 @@ export const sampling: {
   createRng(seed: number): Rng;
 };
 
+// ------------------------------------------------------------------------------------ pipelines
+/** The tasks of ak.pipeline, with transformers.js's other names (embeddings, sentiment-analysis, ner). */
+export interface Pipelines {
+  'feature-extraction': FeatureExtractionPipeline;
+  embeddings: FeatureExtractionPipeline;
+  'text-classification': TextClassificationPipeline;
+  'sentiment-analysis': TextClassificationPipeline;
+  'token-classification': TokenClassificationPipeline;
+  ner: TokenClassificationPipeline;
+  'fill-mask': FillMaskPipeline;
+  'question-answering': QuestionAnsweringPipeline;
+  'zero-shot-classification': ZeroShotClassificationPipeline;
+  'text-generation': TextGenerationPipeline;
+}
+export type PipelineTask = keyof Pipelines;
+
+/** Each task's options: given to pipeline() they are the defaults of every call; a call's own win. */
+export interface PipelineTaskOptions {
+  'feature-extraction': FeatureExtractionOptions;
+  embeddings: FeatureExtractionOptions;
+  'text-classification': TextClassificationOptions;
+  'sentiment-analysis': TextClassificationOptions;
+  'token-classification': TokenClassificationOptions;
+  ner: TokenClassificationOptions;
+  'fill-mask': FillMaskOptions;
+  'question-answering': QuestionAnsweringOptions;
+  'zero-shot-classification': ZeroShotClassificationOptions;
+  'text-generation': TextGenerationOptions;
+}
+/** pipeline()'s options: how the files are read (fromPretrained's) and the task's defaults. */
+export type PipelineOptions<T extends PipelineTask> = PretrainedNetworkOptions & PipelineTaskOptions[T];
+
+/** What every pipeline has besides being called. */
+export interface PipelineBase {
+  /** The task's own name (an alias resolved). */
+  readonly task: 'feature-extraction' | 'text-classification' | 'token-classification' | 'fill-mask' | 'question-answering' |
+    'zero-shot-classification' | 'text-generation';
+  readonly model: Model;
+  readonly tokenizer: Tokenizer;
+  /** Frees the model's and the tokenizer's memory; later calls reject with ERR_DISPOSED. */
+  dispose(): void;
+}
+
+export interface FeatureExtractionOptions {
+  /** 'none' (default): hidden states [batch, L, dim]; else one embedding per text [batch, dim]: the mean over the mask, the first token, the last real token. */
+  pooling?: 'none' | 'mean' | 'cls' | 'last';
+  /** L2-normalise each vector (default false). */
+  normalize?: boolean;
+  /** Pack each pooled embedding to one bit per value (> 0), 8 to a byte (default false). */
+  quantize?: boolean;
+  /** With quantize: int8 bytes less 128 ('binary', default) or uint8 ('ubinary'), as sentence-transformers. */
+  precision?: 'binary' | 'ubinary';
+}
+export interface FeatureExtractionPipeline extends PipelineBase {
+  /** A string is a batch of one. With quantize (here or as the pipeline's default) the tensor is int8 / uint8. */
+  (texts: string | string[], options?: FeatureExtractionOptions & { quantize?: false }): Promise<Tensor<Float32Array>>;
+  (texts: string | string[], options: FeatureExtractionOptions & { quantize: true }): Promise<Tensor<Int8Array> | Tensor<Uint8Array>>;
+  (texts: string | string[], options?: FeatureExtractionOptions): Promise<Tensor<Float32Array> | Tensor<Int8Array> | Tensor<Uint8Array>>;
+}
+
+export interface TextClassificationOptions {
+  /** How many labels (default 1); null: all of them. */
+  topK?: number | null;
+  /** Default from config.json: none for problem_type 'regression', sigmoid for 'multi_label_classification' or one label, else softmax. */
+  functionToApply?: 'softmax' | 'sigmoid' | 'none';
+}
+export interface TextClassificationResult {
+  label: string;
+  score: number;
+}
+export interface TextClassificationPipeline extends PipelineBase {
+  /** One text: its topK labels (one for topK 1). */
+  (texts: string, options?: TextClassificationOptions): Promise<TextClassificationResult[]>;
+  /** Several: one label each for topK 1, else a list each. */
+  (texts: string[], options?: TextClassificationOptions): Promise<TextClassificationResult[] | TextClassificationResult[][]>;
+}
+
+export interface TokenClassificationOptions {
+  /** 'none' (default): every token; 'simple': B- / I- groups; 'first' / 'average' / 'max': words first, then groups. */
+  aggregationStrategy?: 'none' | 'simple' | 'first' | 'average' | 'max';
+  /** Labels (or groups) to leave out; default ['O']. */
+  ignoreLabels?: string[];
+}
+/** A token (aggregationStrategy 'none'): start and end are UTF-16 offsets into the text. */
+export interface TokenClassificationEntity {
+  entity: string;
+  score: number;
+  index: number;
+  word: string;
+  start: number;
+  end: number;
+}
+/** A group of tokens or words (the other strategies). */
+export interface TokenClassificationGroup {
+  entity_group: string;
+  score: number;
+  word: string;
+  start: number;
+  end: number;
+}
+export type TokenClassificationOutput = TokenClassificationEntity[] | TokenClassificationGroup[];
+export interface TokenClassificationPipeline extends PipelineBase {
+  (texts: string, options?: TokenClassificationOptions): Promise<TokenClassificationOutput>;
+  (texts: string[], options?: TokenClassificationOptions): Promise<TokenClassificationOutput[]>;
+}
+
+export interface FillMaskOptions {
+  /** Tokens per mask (default 5). */
+  topK?: number;
+}
+export interface FillMaskResult {
+  score: number;
+  token: number;
+  token_str: string;
+  /** The text decoded with the token in place (special tokens skipped when the text has one mask). */
+  sequence: string;
+}
+export interface FillMaskPipeline extends PipelineBase {
+  /** A text with one mask: its list; with several: a list per mask. */
+  (texts: string, options?: FillMaskOptions): Promise<FillMaskResult[] | FillMaskResult[][]>;
+  (texts: string[], options?: FillMaskOptions): Promise<(FillMaskResult[] | FillMaskResult[][])[]>;
+}
+
+export interface QuestionAnsweringOptions {
+  /** Answers (default 1: one object, not a list). */
+  topK?: number;
+  /** Context tokens a window shares with the one before (default min(maxSeqLen / 2, 128)). */
+  docStride?: number;
+  /** Tokens of a window, question and special tokens included (default min(model_max_length, 384), at most the model's positions). */
+  maxSeqLen?: number;
+  /** Tokens of an answer at most (default 15). */
+  maxAnswerLen?: number;
+  /** Also consider "no answer" ({answer: '', start: 0, end: 0}; default false). */
+  handleImpossibleAnswer?: boolean;
+  /** Widen an answer to whole words (default true). */
+  alignToWords?: boolean;
+}
+export interface QuestionAnsweringResult {
+  answer: string;
+  score: number;
+  /** [start, end) UTF-16 offsets into the context. */
+  start: number;
+  end: number;
+}
+export interface QuestionAnsweringPipeline extends PipelineBase {
+  (question: string, context: string, options?: QuestionAnsweringOptions): Promise<QuestionAnsweringResult | QuestionAnsweringResult[]>;
+  /** Several questions, on one context or one each. */
+  (question: string[], context: string | string[], options?: QuestionAnsweringOptions): Promise<(QuestionAnsweringResult | QuestionAnsweringResult[])[]>;
+}
+
+export interface ZeroShotClassificationOptions {
+  /** The hypothesis, its one {} the label (default 'This example is {}.'). */
+  hypothesisTemplate?: string;
+  /** Score each label on its own (entailment vs contradiction) instead of softmax over the labels (default false). */
+  multiLabel?: boolean;
+}
+export interface ZeroShotClassificationResult {
+  sequence: string;
+  /** Best first. */
+  labels: string[];
+  scores: number[];
+}
+export interface ZeroShotClassificationPipeline extends PipelineBase {
+  /** candidateLabels: a list, or one string of comma-separated labels. */
+  (texts: string, candidateLabels: string | string[], options?: ZeroShotClassificationOptions): Promise<ZeroShotClassificationResult>;
+  (texts: string[], candidateLabels: string | string[], options?: ZeroShotClassificationOptions): Promise<ZeroShotClassificationResult[]>;
+}
+
+/** A chat message, as chat templates read it. */
+export interface ChatMessage {
+  role: string;
+  content: unknown;
+  [key: string]: unknown;
+}
+export type Chat = ChatMessage[];
+export interface TextGenerationOptions extends Omit<GenerateOptions, 'attentionMask' | 'tokenizer' | 'onToken' | 'outputLogits' | 'outputScores' | 'outputProbabilities'> {
+  /** Strings: the prompt and the new text (default true), or only the new text. */
+  returnFullText?: boolean;
+  /** Strings: the tokenizer's template (LLaMA's BOS; default true). A chat's template writes its own. */
+  addSpecialTokens?: boolean;
+  /** A Jinja chat template, or the name of one of the model's; default the model's. */
+  chatTemplate?: string;
+  /** The template's `tools` and `documents` variables. */
+  tools?: object[];
+  documents?: object[];
+  /** After each step: the new text since the last call (a string per input for a list). */
+  onToken?: (event: GenerateTextEvent<any>) => void | Promise<void>;
+}
+export interface TextGenerationResult<T> {
+  /** The text (or, for a chat, the messages with the assistant's answer appended). */
+  generated_text: T;
+}
+export interface TextGenerationPipeline extends PipelineBase {
+  (input: string, options?: TextGenerationOptions): Promise<TextGenerationResult<string>[]>;
+  (input: Chat, options?: TextGenerationOptions): Promise<TextGenerationResult<Chat>[]>;
+  (input: string[], options?: TextGenerationOptions): Promise<TextGenerationResult<string>[][]>;
+  (input: Chat[], options?: TextGenerationOptions): Promise<TextGenerationResult<Chat>[][]>;
+}
+
+/** transformers.js's `pipeline(task, source, options)`, on the module `load()` gives with no options. */
+export function pipeline<T extends PipelineTask>(task: T, source: PretrainedSource, options?: PipelineOptions<T>): Promise<Pipelines[T]>;
+
 export class Attnkit {
   /** Which build is running. */
   readonly backend: Backend;
@@ -931,6 +1164,11 @@ export class Attnkit {
   activation(x: Floats, kind?: 'relu' | 'gelu' | 'gelu_tanh' | 'gelu_new' | 'silu'): Tensor<Float32Array>;
   /** config.json (text, bytes, parsed object or Response) → the spec a Model is built from. */
   modelSpec(config: TextSource): Promise<ModelSpec>;
+  /**
+   * A task in one call, inputs and outputs as transformers.js's pipelines: a model and its tokenizer
+   * from `source` (what fromPretrained takes), behind an async function of the task's inputs.
+   */
+  pipeline<T extends PipelineTask>(task: T, source: PretrainedSource, options?: PipelineOptions<T>): Promise<Pipelines[T]>;
   /** `new ak.DecoderLayer(options)`: self-attention, cross-attention over memory, feed-forward. */
   readonly DecoderLayer: new (options: DecoderLayerOptions) => DecoderLayer;
   /**

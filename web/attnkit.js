@@ -27,6 +27,7 @@ import { Model, loadModel, modelSpec } from './src/models/model.js';
 import { loadSafetensors } from './src/formats/safetensors.js';
 import { loadGguf } from './src/formats/gguf.js';
 import { Tokenizer } from './src/text/tokenizer.js';
+import { pipeline as createPipeline } from './src/pipelines/pipeline.js';
 import { cache, env } from './src/formats/hub.js';
 import { defaultThreadCount, instantiateThreaded, threadsUnavailable } from './src/runtime/threads.js';
 import { relaxedUnavailable } from './src/runtime/relaxed.js';
@@ -194,6 +195,11 @@ export function load(options) {
     promise.catch(() => pending.delete(key)); // a failed load may be retried
   }
   return promise;
+}
+
+/** transformers.js's `pipeline(task, source, options)`, on the module load() gives with no options. */
+export async function pipeline(task, source, options) {
+  return (await load()).pipeline(task, source, options);
 }
 
 async function instantiate(backend, threads, unavailable, explicitUrl, wasmBinary, loadersUrl, relaxedUnavailableReason = null) {
@@ -497,6 +503,15 @@ export class Attnkit extends WasmHeap {
   /** config.json (text, object or Response) -> the model spec Model is built from (async). */
   modelSpec(config) {
     return modelSpec(this, config);
+  }
+
+  /**
+   * A task in one call, as transformers.js's pipeline(): `await ak.pipeline('feature-extraction',
+   * source, { pooling: 'mean', normalize: true })` -> an async function of the task's inputs, with
+   * dispose(). web/src/pipelines/, docs/pipelines.md.
+   */
+  pipeline(task, source, options) {
+    return createPipeline(this, task, source, options);
   }
 
   /** Element-wise activation: 'relu', 'gelu' (erf, torch.nn.GELU), 'gelu_tanh' (HF gelu_new), 'silu'. */

@@ -126,3 +126,43 @@ async function generation(ak: Attnkit, model: Model, tok: Tokenizer) {
   void [ak, seq, probs, s, m, pooled, n];
 }
 void generation;
+
+// Pipelines: each task's inputs, options and results; options checked by task.
+async function pipelines(ak: Attnkit) {
+  const embed = await ak.pipeline('feature-extraction', './m', { pooling: 'mean', normalize: true, timeout: 0 });
+  const vectors: Tensor<Float32Array> = await embed(['a', 'b']);
+  const bits: Tensor<Int8Array> | Tensor<Uint8Array> = await embed('a', { quantize: true, precision: 'ubinary' });
+  // @ts-expect-error pooling is 'none', 'mean', 'cls' or 'last'
+  await embed('a', { pooling: 'pooler' });
+  const classify = await ak.pipeline('sentiment-analysis', './m', { topK: null });
+  const labels: { label: string; score: number }[] = await classify('a', { functionToApply: 'sigmoid' });
+  // @ts-expect-error transformers.js's top_k is topK here
+  await classify('a', { top_k: 2 });
+  const ner = await ak.pipeline('ner', './m');
+  const entities = await ner('Ann lives in Paris', { aggregationStrategy: 'first', ignoreLabels: [] });
+  const start: number = entities[0].start;
+  const qa = await ak.pipeline('question-answering', './m');
+  const answer = await qa('Where?', 'In Paris.', { docStride: 16, alignToWords: false });
+  const answers = await qa(['Where?', 'Who?'], 'Ann, in Paris.');
+  const zs = await ak.pipeline('zero-shot-classification', './m');
+  const z: string[] = (await zs('a text', 'x, y', { multiLabel: true })).labels;
+  const gen = await ak.pipeline('text-generation', './m', { maxNewTokens: 8 });
+  const text: string = (await gen('Once', { returnFullText: false }))[0].generated_text;
+  const chat = await gen([{ role: 'user', content: 'Hi' }], { onToken: (e) => void e.text, chatTemplate: '{{ messages }}' });
+  const last = chat[0].generated_text.at(-1)?.content;
+  const mask = await ak.pipeline('fill-mask', './m');
+  const filled = await mask('a [MASK] b', { topK: 2 });
+  const task: string = mask.task;
+  mask.dispose();
+  // @ts-expect-error an unknown task
+  await ak.pipeline('summarize', './m');
+  const enc = mask.tokenizer.encode(['a', 'b c'], { padding: true });
+  const special: Tensor<Int32Array> = enc.specialTokensMask;
+  const out = mask.model.forward(enc, { pooling: 'mean' }).pooled;
+  const top: number = out.argmax().get(0);
+  const [values, indices] = out.topk(2);
+  const row: Tensor<Float32Array> = out.slice(0, [0, 4]);
+  const list = values.tolist();
+  void [vectors, bits, labels, start, answer, answers, z, text, last, filled, task, special, top, indices, row, list];
+}
+void pipelines;

@@ -4,7 +4,7 @@
 // KV cache, one call per forward pass. The families' weight names are in families.js, the reading
 // of a checkpoint folder in checkpoint.js.
 import { AttnkitError } from '../runtime/errors.js';
-import { Tensor } from '../runtime/tensor.js';
+import { PADDED, Tensor } from '../runtime/tensor.js';
 import { boolean, describe, idsInput, options as checkOptions } from '../runtime/args.js';
 import { WEIGHTS, writeForwardOptions, writeModelConfig } from '../runtime/boundary.generated.js';
 import { OwnedHandle } from '../runtime/owned_handle.js';
@@ -33,6 +33,10 @@ function modelFloats(spec) {
   return (e.vocabSize + (e.positional === 'none' ? 0 : e.maxPositions) + e.typeVocabSize + 2) * e.dim +
     spec.numLayers * perLayer + 2 * D + (spec.lmHead === 'separate' ? e.vocabSize * D : 0);
 }
+
+// tokenizer.encode's result (an object with inputIds beside attentionMask), not ids themselves.
+const isEncoding = (x) => x !== null && typeof x === 'object' && !Array.isArray(x) && !ArrayBuffer.isView(x) &&
+  !('data' in x) && 'inputIds' in x;
 
 // The parts of a Model whose weights it stores (ModelPart, src/attnkit/models/model.hpp), with
 // their weight names (index = the C++ weight number).
@@ -456,7 +460,8 @@ export class Model extends OwnedHandle {
   }
 
   /**
-   * inputIds [batch, L] (or [L]) -> {lastHiddenState [batch, L, dim], hiddenStates (with
+   * inputIds [batch, L] (or [L]), or tokenizer.encode's whole result (its mask and token types
+   * taken with its ids) -> {lastHiddenState [batch, L, dim], hiddenStates (with
    * outputHiddenStates: the embeddings' output and each layer's, numLayers + 1 tensors; with a
    * final norm the last is after it, as in transformers), attentions (with outputAttentions:
    * per layer [batch, heads, L, cacheLength + L])}. attentionMask [batch, L]: 1 = token, 0 = padding.
@@ -469,11 +474,20 @@ export class Model extends OwnedHandle {
    */
   forward(inputIds, options) {
     const fn = 'forward';
+    const o = checkOptions(fn, options, ['attentionMask', 'tokenTypeIds', 'positionIds', 'outputAttentions', 'outputHiddenStates',
+      'outputLogits', 'lastTokenOnly', 'useCache', 'pastKeyValues', 'pooling', 'normalize']);
+    // tokenizer.encode's whole result: its ids, its mask and (for models with token types) its
+    // token types; options given beside it win.
+    if (isEncoding(inputIds)) {
+      const enc = inputIds;
+      inputIds = enc.inputIds;
+      if (o.attentionMask === undefined && enc.attentionMask !== undefined) o.attentionMask = enc.attentionMask;
+      if (o.tokenTypeIds === undefined && enc.tokenTypeIds !== undefined && this.spec.embeddings.typeVocabSize > 0) o.tokenTypeIds = enc.tokenTypeIds;
+    }
     const {
       attentionMask, tokenTypeIds, positionIds, outputAttentions = false, outputHiddenStates = false, outputLogits = false,
       lastTokenOnly = false, useCache = false, pastKeyValues, pooling, normalize = false,
-    } = checkOptions(fn, options, ['attentionMask', 'tokenTypeIds', 'positionIds', 'outputAttentions', 'outputHiddenStates',
-      'outputLogits', 'lastTokenOnly', 'useCache', 'pastKeyValues', 'pooling', 'normalize']);
+    } = o;
     for (const [k, v] of Object.entries({ outputAttentions, outputHiddenStates, outputLogits, lastTokenOnly, useCache, normalize })) boolean(fn, k, v);
     this._live(fn);
     const logits = outputLogits || lastTokenOnly;
@@ -501,6 +515,7 @@ export class Model extends OwnedHandle {
         { code: 'ERR_SHAPE_MISMATCH', argument: 'inputIds' });
     }
     const [B, L] = ids.dims.length === 2 ? ids.dims : [1, ids.dims[0]];
+    if (pooling !== undefined && attentionMask === undefined) this._checkUnpadded(fn, inputIds, ids, B, L);
     const mask = attentionMask === undefined ? null : idsInput(fn, 'attentionMask', attentionMask).data;
     const types = tokenTypeIds === undefined ? null : idsInput(fn, 'tokenTypeIds', tokenTypeIds).data;
     const positions = positionIds === undefined ? null : idsInput(fn, 'positionIds', positionIds).data;
@@ -568,6 +583,25 @@ export class Model extends OwnedHandle {
     if (mask && mask.length !== B * L && mask.length !== B * total) {
       throw new AttnkitError(`${fn}: with useCache, attentionMask must have [batch, cacheLength + length] = ${B * total} or ` +
         `[batch, length] = ${B * L} elements, got ${mask.length}`, { code: 'ERR_SHAPE_MISMATCH', argument: 'attentionMask' });
+    }
+  }
+
+  // Pooling without a mask counts every position: a padded batch would pool its pads too. Ids
+  // that tokenizer.encode padded say so; other ids holding config.json's pad_token_id are taken
+  // for padding (an attentionMask of ones says they are tokens).
+  _checkUnpadded(fn, given, ids, B, L) {
+    const fix = 'pass its attentionMask (or the whole encoding: model.forward(encoding, options))';
+    if (given?.[PADDED]) {
+      throw new AttnkitError(`${fn}: pooling a padded batch without its mask would average the pads in; ${fix}`,
+        { code: 'ERR_INVALID_ARGUMENT', argument: 'attentionMask' });
+    }
+    const pad = this.spec.padTokenId;
+    if (!Number.isInteger(pad)) return;
+    const at = ids.data.indexOf(pad);
+    if (at >= 0) {
+      throw new AttnkitError(`${fn}: inputIds[${Math.floor(at / L)}] holds the pad id ${pad} (config.json's pad_token_id) and no ` +
+        `attentionMask was given: pooling would count the pads; ${fix}, or a mask of ones if those are tokens`,
+      { code: 'ERR_INVALID_ARGUMENT', argument: 'attentionMask' });
     }
   }
 

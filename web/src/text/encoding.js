@@ -18,6 +18,17 @@ const ENCODING_FIELDS = {
     }
     return new Tensor('int32', positions, s.dims);
   },
+  // 1 where the template added a token (or padding filled one), 0 for the text's own tokens:
+  // transformers' special_tokens_mask.
+  specialTokensMask(s) {
+    const { B, L, left, rows } = s;
+    const mask = new Int32Array(B * L).fill(1);
+    for (let b = 0; b < B; b++) {
+      const r = rows[b], first = left ? L - r.ids.length : 0;
+      for (let k = 0; k < r.ids.length; k++) if (r.spans[2 * k] >= 0) mask[b * L + first + k] = 0;
+    }
+    return new Tensor('int32', mask, s.dims);
+  },
   tokens: (s) => perRow(s, (r, b) => Array.from(s.ids.subarray(b * s.L, (b + 1) * s.L), (id) => s.vocab[id])),
   offsets: (s) => perRow(s, (r) => {
     const { L } = s;

@@ -6,7 +6,7 @@
 // template; decoders.js turns tokens back into text. Offsets are [start, end) indices into the
 // JavaScript string given to encode (UTF-16 code units, what String.slice takes).
 import { AttnkitError } from '../runtime/errors.js';
-import { Tensor } from '../runtime/tensor.js';
+import { PADDED, Tensor } from '../runtime/tensor.js';
 import { attached, boolean, callback, describe, idsInput, okResponse, options as checkOptions } from '../runtime/args.js';
 import { loaders } from '../runtime/loaders.js';
 import { OwnedHandle } from '../runtime/owned_handle.js';
@@ -705,6 +705,8 @@ export class Tokenizer extends OwnedHandle {
       inputIds: new Tensor('int32', ids, dims), attentionMask: new Tensor('int32', mask, dims),
       tokenTypeIds: new Tensor('int32', types, dims),
     };
+    // Padded ids remember their mask: Model.forward will not pool them without it.
+    if (rows.some((r) => r.ids.length < L)) Object.defineProperty(result.inputIds, PADDED, { value: result.attentionMask });
     // positionIds, tokens and offsets are built on first read (most callers only want the ids),
     // by getters shared by every encoding (no closures per call).
     result[ENCODING_STATE] = { rows, ids, B, L, left, batched, dims, vocab: this.vocab };
