@@ -64,21 +64,23 @@ Status task_head(Reader& r, const json& j, const Family& family, json& spec) {
   }
   if (!task) return s;
   const std::string t = task;
-  if (!family.encoder && t != "sequence") {
-    return bad("architectures", arch + " is not supported yet (decoders have *ForSequenceClassification and *ForCausalLM)");
+  const json heads = json::parse(family.task_heads);
+  if (!heads.contains(t)) {
+    return bad("architectures", arch + " is not supported yet (" + spec["family"].get<std::string>() + " heads: " +
+                                    [&] {
+                                      std::string list;
+                                      for (const auto& [k, v] : heads.items()) list += (list.empty() ? "" : ", ") + k;
+                                      return list;
+                                    }() + ")");
   }
   json head = {{"task", t}, {"numLabels", t == "span" ? 2.0 : n > 0 ? n : labels > 0 ? labels : 2.0},
-               {"pool", "first"}, {"dense", "none"}, {"activation", "none"}, {"bias", family.encoder}};
-  if (!family.encoder) head["pool"] = "lastToken";
-  if (t == "sequence") {
-    // The family's *ForSequenceClassification layout, with what its config.json chooses.
-    const json layout = json::parse(family.sequence_head);
-    for (const auto& [k, v] : layout.items()) head[k] = v;
-    if (spec.contains("sequenceHead")) {
-      for (const auto& [k, v] : spec["sequenceHead"].items()) head[k] = v;
-      spec.erase("sequenceHead");
-    }
+               {"pool", "first"}, {"dense", "none"}, {"activation", "none"}, {"bias", true}};
+  // The family's layout for this task, with what its config.json chooses.
+  for (const auto& [k, v] : heads[t].items()) head[k] = v;
+  if (t == "sequence" && spec.contains("sequenceHead")) {
+    for (const auto& [k, v] : spec["sequenceHead"].items()) head[k] = v;
   }
+  if (head["dense"] == "own" && spec.contains("headActivation")) head["activation"] = spec["headActivation"];
   spec["head"] = head;
   spec["architecture"] = arch;
   return s;
@@ -109,6 +111,7 @@ Status model_spec_from_config(const char* text, std::size_t length, std::string&
   json spec = {{"family", model_type}};
   s = family->read(r, j, model_type, spec);
   if (s.ok()) s = task_head(r, j, *family, spec);
+  spec.erase("sequenceHead"), spec.erase("headActivation");
   // The causal-LM head: the word table itself (tied) or its own [vocab, dim] table. Encoders have
   // a masked-LM head instead (when the checkpoint holds it).
   if (s.ok() && !family->encoder) {

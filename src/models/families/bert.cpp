@@ -140,19 +140,19 @@ json roberta_tensors() {
 // bert
 extern const Family kBertFamily{
     "bert", read_bert, /*encoder=*/true, /*tie_default=*/false,
-    R"json({"pool": "first", "dense": "pooler", "activation": "tanh"})json",
+    R"json({"sequence": {"pool": "first", "dense": "pooler", "activation": "tanh"}, "token": {}, "span": {}})json",
     bert_tensors};
 
 // roberta
 extern const Family kRobertaFamily{
     "roberta", read_bert, /*encoder=*/true, /*tie_default=*/false,
-    R"json({"pool": "first", "dense": "own", "activation": "tanh"})json",
+    R"json({"sequence": {"pool": "first", "dense": "own", "activation": "tanh"}, "token": {}, "span": {}})json",
     roberta_tensors};
 
 // xlm-roberta
 extern const Family kXlmRobertaFamily{
     "xlm-roberta", read_bert, /*encoder=*/true, /*tie_default=*/false,
-    R"json({"pool": "first", "dense": "own", "activation": "tanh"})json",
+    R"json({"sequence": {"pool": "first", "dense": "own", "activation": "tanh"}, "token": {}, "span": {}})json",
     roberta_tensors};
 
 

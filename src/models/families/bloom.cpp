@@ -85,7 +85,7 @@ json bloom_tensors() {
 // bloom
 extern const Family kBloomFamily{
     "bloom", read_bloom, /*encoder=*/false, /*tie_default=*/true,
-    R"json({"pool": "lastToken", "dense": "none", "activation": "none"})json",
+    R"json({"sequence": {"pool": "lastToken", "bias": false}})json",
     bloom_tensors};
 
 

@@ -111,7 +111,7 @@ json distilbert_tensors() {
 // distilbert
 extern const Family kDistilbertFamily{
     "distilbert", read_distilbert, /*encoder=*/true, /*tie_default=*/false,
-    R"json({"pool": "first", "dense": "own", "activation": "relu"})json",
+    R"json({"sequence": {"pool": "first", "dense": "own", "activation": "relu"}, "token": {}, "span": {}})json",
     distilbert_tensors};
 
 

@@ -22,8 +22,10 @@ struct Family {
   FamilyReader read;
   bool encoder;      // bidirectional: masked-LM head, no KV cache; else causal with an LM head
   bool tie_default;  // tie_word_embeddings when config.json does not say
-  // JSON: the *ForSequenceClassification head's layout {pool, dense, activation[, norm]}.
-  const char* sequence_head;
+  // JSON: the task heads it has on the Hub, by task ("sequence", "token", "span": Hugging Face's
+  // *ForSequenceClassification, *ForTokenClassification, *ForQuestionAnswering), each with its
+  // layout {pool, dense, activation, bias, norm} over the defaults {first, none, none, true, false}.
+  const char* task_heads;
   // The checkpoint's tensor names -> the model's parts (web/src/models/model.js reads them):
   // prefixes, embeddings, layer (regex with the layer number and the name in it), layerPrefix,
   // layerWeights (a name, or a fused tensor {split: perHead | halves, into: [names]}), final,

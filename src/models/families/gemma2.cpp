@@ -94,7 +94,7 @@ json gemma2_tensors() {
 // gemma2
 extern const Family kGemma2Family{
     "gemma2", read_gemma2, /*encoder=*/false, /*tie_default=*/true,
-    R"json({"pool": "lastToken", "dense": "none", "activation": "none"})json",
+    R"json({"sequence": {"pool": "lastToken", "bias": false}, "token": {}, "span": {}})json",
     gemma2_tensors};
 
 

@@ -86,7 +86,7 @@ json gpt2_tensors() {
 // gpt2
 extern const Family kGpt2Family{
     "gpt2", read_gpt2, /*encoder=*/false, /*tie_default=*/true,
-    R"json({"pool": "lastToken", "dense": "none", "activation": "none"})json",
+    R"json({"sequence": {"pool": "lastToken", "bias": false}})json",
     gpt2_tensors};
 
 

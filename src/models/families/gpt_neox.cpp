@@ -104,7 +104,7 @@ json gpt_neox_tensors() {
 // gpt_neox
 extern const Family kGptNeoxFamily{
     "gpt_neox", read_gpt_neox, /*encoder=*/false, /*tie_default=*/false,
-    R"json({"pool": "lastToken", "dense": "none", "activation": "none"})json",
+    R"json({"sequence": {"pool": "lastToken", "bias": false}})json",
     gpt_neox_tensors};
 
 

@@ -38,7 +38,7 @@ Status read_llama(Reader& r, const json& j, const std::string& family, json& spe
   bool use_window = family == "mistral" || family == "phi3";
   if (s.ok() && (family == "qwen2" || family == "qwen3")) s = r.boolean("use_sliding_window", use_window, false);
   if (s.ok() && use_window) s = r.optional_integer("sliding_window", window, 0, 0, 1 << 24);
-  else r.has("sliding_window");
+  else if (family == "qwen2" || family == "qwen3") r.has("sliding_window");  // written either way, used only with use_sliding_window
   if (s.ok() && use_window && family != "mistral" && family != "phi3" && window > 0) {
     s = bad("use_sliding_window", "'use_sliding_window' true is not supported for " + family +
                                       " yet (its windows depend on max_window_layers / layer_types)");
@@ -116,7 +116,7 @@ Status read_llama(Reader& r, const json& j, const std::string& family, json& spe
 
 json llama_tensors() {
   return json::parse(R"json({
-    "prefixes": ["model."],
+    "prefixes": ["model.", "transformer."],
     "embeddings": {"embed_tokens.weight": "word"},
     "layer": "^layers\\.(\\d+)\\.(.+)$",
     "layerPrefix": "layers.",
@@ -141,7 +141,11 @@ json llama_tensors() {
       "self_attn.k_norm.weight": "kNorm"
     },
     "final": {"norm.weight": "weight"},
-    "heads": {"sequence": {"score.weight": "weight"}},
+    "heads": {
+      "sequence": {"score.weight": "weight"},
+      "token": {"score.weight": "weight", "score.bias": "bias"},
+      "span": {"qa_outputs.weight": "weight", "qa_outputs.bias": "bias"}
+    },
     "ignore": "^layers\\.\\d+\\.self_attn\\.rotary_emb\\.inv_freq$",
     "configKeys": {
       "dim": "hidden_size",
@@ -173,31 +177,31 @@ json phi3_tensors() {
 // llama
 extern const Family kLlamaFamily{
     "llama", read_llama, /*encoder=*/false, /*tie_default=*/false,
-    R"json({"pool": "lastToken", "dense": "none", "activation": "none"})json",
+    R"json({"sequence": {"pool": "lastToken", "bias": false}, "token": {}, "span": {}})json",
     llama_tensors};
 
 // qwen2
 extern const Family kQwen2Family{
     "qwen2", read_llama, /*encoder=*/false, /*tie_default=*/false,
-    R"json({"pool": "lastToken", "dense": "none", "activation": "none"})json",
+    R"json({"sequence": {"pool": "lastToken", "bias": false}, "token": {}, "span": {}})json",
     llama_tensors};
 
 // qwen3
 extern const Family kQwen3Family{
     "qwen3", read_llama, /*encoder=*/false, /*tie_default=*/false,
-    R"json({"pool": "lastToken", "dense": "none", "activation": "none"})json",
+    R"json({"sequence": {"pool": "lastToken", "bias": false}, "token": {}, "span": {}})json",
     llama_tensors};
 
 // mistral
 extern const Family kMistralFamily{
     "mistral", read_llama, /*encoder=*/false, /*tie_default=*/false,
-    R"json({"pool": "lastToken", "dense": "none", "activation": "none"})json",
+    R"json({"sequence": {"pool": "lastToken", "bias": false}, "token": {}, "span": {}})json",
     llama_tensors};
 
 // phi3
 extern const Family kPhi3Family{
     "phi3", read_llama, /*encoder=*/false, /*tie_default=*/false,
-    R"json({"pool": "lastToken", "dense": "none", "activation": "none"})json",
+    R"json({"sequence": {"pool": "lastToken", "bias": false}, "token": {}, "span": {}})json",
     phi3_tensors};
 
 

@@ -71,7 +71,8 @@ Status read_modernbert(Reader& r, const json&, const std::string&, json& spec) {
     s = bad("classifier_activation", "classifier_activation must be gelu or relu for the classification head");
   }
   if (!s.ok()) return s;
-  spec["sequenceHead"] = {{"pool", pooling == "mean" ? "mean" : "first"}, {"activation", head_act}};
+  spec["sequenceHead"] = {{"pool", pooling == "mean" ? "mean" : "first"}};
+  spec["headActivation"] = head_act;  // every task head's (ModernBertPredictionHead)
   spec["firstAttnNorm"] = false;
   spec["hiddenBeforeFinalNorm"] = true;
   spec["normBias"] = norm_bias;  // absent biases are zeros
@@ -125,7 +126,22 @@ json modernbert_tensors() {
         "classifier.weight": "weight",
         "classifier.bias": "bias"
       },
-      "token": {"classifier.weight": "weight", "classifier.bias": "bias"}
+      "token": {
+        "head.dense.weight": "denseWeight",
+        "head.dense.bias": "denseBias",
+        "head.norm.weight": "normWeight",
+        "head.norm.bias": "normBias",
+        "classifier.weight": "weight",
+        "classifier.bias": "bias"
+      },
+      "span": {
+        "head.dense.weight": "denseWeight",
+        "head.dense.bias": "denseBias",
+        "head.norm.weight": "normWeight",
+        "head.norm.bias": "normBias",
+        "classifier.weight": "weight",
+        "classifier.bias": "bias"
+      }
     },
     "ignore": "^$",
     "configKeys": {
@@ -144,7 +160,11 @@ json modernbert_tensors() {
 // modernbert
 extern const Family kModernbertFamily{
     "modernbert", read_modernbert, /*encoder=*/true, /*tie_default=*/true,
-    R"json({"pool": "first", "dense": "own", "activation": "gelu", "norm": true})json",
+    R"json({
+      "sequence": {"pool": "first", "dense": "own", "activation": "gelu", "norm": true},
+      "token": {"dense": "own", "activation": "gelu", "norm": true},
+      "span": {"dense": "own", "activation": "gelu", "norm": true}
+    })json",
     modernbert_tensors};
 
 

@@ -126,6 +126,16 @@ TEST(ModelConfig, RejectsUnsupportedSettingsByName) {
   json longrope = llama;
   longrope["num_key_value_heads"] = 2;
   longrope["rope_scaling"] = {{"rope_type", "longrope"}, {"factor", 2}};
+  EXPECT_EQ(error_of(longrope), "rope_scaling.short_factor");  // LongRoPE needs its factors
+  longrope["num_attention_heads"] = 2;  // head dim 4: 2 factors each
+  longrope["rope_scaling"] = {{"rope_type", "longrope"}, {"short_factor", {1.0}}, {"long_factor", {2.0, 3.0}}};
+  EXPECT_EQ(error_of(longrope), "rope_scaling.short_factor");  // rotary dims / 2 = 2 factors each
+  longrope["rope_scaling"]["short_factor"] = {1.0, 1.5};
+  longrope["original_max_position_embeddings"] = 16;
+  const json phi = spec_of(longrope);
+  EXPECT_EQ(phi["ropeFactors"], json({1.0, 1.5, 2.0, 3.0}));
+  EXPECT_EQ(phi["layer"]["rotary"]["scaling"]["originalMaxPositions"], 16);
+  longrope["rope_scaling"]["rope_type"] = "mystery";
   EXPECT_EQ(error_of(longrope), "rope_scaling.rope_type");
 
   // Issue 33: every rope_scaling setting is checked here, by its config.json key (a factor of 0

@@ -422,9 +422,9 @@ TEST(EncoderLayer, RejectsBadConfigsAndWeights) {
   c.layer.eps = 1e-5, c.layer.norm = NormKind::rms_norm;
   ASSERT_TRUE(EncoderLayer::create(c, l).ok());
   float* data = nullptr;
-  EXPECT_EQ(l->weight(11, 8, data).argument, "norm1.bias");    // RMSNorm has no bias
-  EXPECT_EQ(l->weight(14, 8, data).argument, "norm3.weight");  // only with sandwich
-  EXPECT_EQ(l->weight(18, 127, data).code, Code::shape_mismatch);
+  EXPECT_EQ(l->weight(kEncoderNorms + 1, 8, data).argument, "norm1.bias");    // RMSNorm has no bias
+  EXPECT_EQ(l->weight(kEncoderNorms + 4, 8, data).argument, "norm3.weight");  // only with sandwich
+  EXPECT_EQ(l->weight(kEncoderFfn, 127, data).code, Code::shape_mismatch);
   std::vector<float> x(16);
   MultiHeadAttention::Inputs in;
   in.query = x.data(), in.query_length = 16, in.batch = 1, in.q_len = 2;

@@ -12,7 +12,7 @@ const DIR = path.join(ROOT, 'tests/fixtures/families');
 const cases = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()
   .map((f) => JSON.parse(fs.readFileSync(path.join(DIR, f), 'utf8')));
 // The families attnkit runs; the fixtures of the others wait for their blocks (issue 35).
-const SUPPORTED = new Set(['distilbert', 'xlm-roberta', 'bert', 'qwen2', 'qwen3', 'mistral', 'gpt_neox', 'bloom', 'phi3', 'gemma2', 'modernbert']);
+const SUPPORTED = new Set(['distilbert', 'xlm-roberta', 'bert', 'llama', 'qwen2', 'qwen3', 'mistral', 'gpt_neox', 'bloom', 'phi3', 'gemma2', 'modernbert']);
 // The heads the model core has so far.
 const HEADS = new Set(['causalLM', 'maskedLM', 'sequenceClassification', 'tokenClassification']);
 const ids = (data, dims) => ({ data: Int32Array.from(data), dims });
