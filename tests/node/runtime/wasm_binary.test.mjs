@@ -74,11 +74,16 @@ test('the loaders module (file formats) contains no SIMD128 instruction', () => 
 // since the Split regex engine and the Unicode general categories and scripts it needs (419 -> 493
 // KB; 173 -> 206 KB gzipped) 500 KB, and since issue 33's parser checks (WordPiece's hashed search,
 // the Sequence cap, safetensors' contiguity and repeated keys, rope_scaling by key: 498.2 -> 502.9
-// KB) 504 KB.
+// KB) 504 KB. Issue 35's family registry (one reader and tensor table per family, task heads:
+// about 55 KB) and issue 36's GGUF reader and dequantisers (25.6 KB) took it to 596 KB (242 KB
+// gzipped): 600 KB until the tokenizers move to a module of their own (the next step: a page that
+// only tokenizes, or only reads weights, then fetches half of it).
 // The relaxed-SIMD build (issue 37) is the SIMD build's objects with its kernels compiled by
-// clang-19: 220.8 KB against the SIMD build's 221.1 KB when it was added; the same 224 KB.
+// clang-19: 220.8 KB against the SIMD build's 221.1 KB when it was added. Both SIMD builds: 232 KB
+// since the families' blocks (soft-capping, q/k norms, parallel residual, windows, task heads:
+// 221.3 -> 229.2 KB).
 test('each .wasm stays within its size budget', () => {
-  for (const [name, kb] of [['simd', 224], ['scalar', 200], ['loaders', 504], ['simd-relaxed', 224]]) {
+  for (const [name, kb] of [['simd', 232], ['scalar', 200], ['loaders', 600], ['simd-relaxed', 232]]) {
     if (name === 'simd-relaxed' && !fs.existsSync(wasm(name))) continue; // not built (no clang++-19)
     const size = fs.statSync(wasm(name)).size;
     assert.ok(size <= kb * 1024, `attnkit-${name}.wasm is ${size} bytes, over ${kb} KB`);
