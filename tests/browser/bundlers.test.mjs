@@ -213,11 +213,11 @@ test('webpack 5: a production build runs page and module worker', async () => {
   }, (e, s) => (e ? reject(e) : resolve(s))));
   const { errors, warnings } = stats.toJson({ all: false, errors: true, warnings: true });
   assert.deepEqual(errors.map((e) => e.message), []);
-  // webpack's one performance hint: the loaders' .wasm (at most 504 KiB, its budget in
+  // webpack's one performance hint: the loaders' .wasm (at most 600 KiB, its budget in
   // wasm_binary.test.mjs; fetched only to read tokenizers and safetensors) is above its 244 KiB
   // advice; the README says so. Any other warning fails.
   const sizes = warnings.filter((w) => /^asset size limit/.test(w.message));
-  assert.ok(sizes.every((w) => /Assets: \n\s+\w+\.wasm \((4\d\d|50[0-4]) KiB\)$/.test(w.message)), sizes.map((w) => w.message).join('\n'));
+  assert.ok(sizes.every((w) => /Assets: \n\s+\w+\.wasm \((4\d\d|5\d\d|600) KiB\)$/.test(w.message)), sizes.map((w) => w.message).join('\n'));
   assert.deepEqual(oursIn(warnings.filter((w) => !sizes.includes(w)).map((w) => `${w.moduleName ?? ''} ${w.message}`)), []);
   assert.deepEqual(warnings.filter((w) => !sizes.includes(w) && !/^entrypoint size limit|^webpack performance/.test(w.message))
     .map((w) => w.message), []);
