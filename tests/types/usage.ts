@@ -166,3 +166,33 @@ async function pipelines(ak: Attnkit) {
   void [vectors, bits, labels, start, answer, answers, z, text, last, filled, task, special, top, indices, row, list];
 }
 void pipelines;
+
+// Hub ids, ak.env and the download cache (issue 39).
+async function hub(ak: Attnkit) {
+  const { env, cache } = await import('attnkit');
+  const same: boolean = ak.env === env && ak.cache === cache;
+  env.remoteHost = 'https://hf-mirror.example/';
+  env.localModelPath = null;
+  env.allowRemoteModels = false;
+  const dir: string | null = env.cacheDir;
+  // @ts-expect-error allowRemoteModels is a boolean
+  env.allowRemoteModels = 'no';
+  const progress: import('attnkit').LoadProgress = (loaded, total, file) => {
+    const fromCache: boolean = file.fromCache;
+    const name: string = file.file;
+    const done: boolean = file.done;
+    const fileTotal: number | undefined = file.total;
+    void [loaded, total, fromCache, name, done, fileTotal];
+  };
+  const m = await ak.Model.fromPretrained('org/name', { revision: 'v1', cache: false, onProgress: progress });
+  const t = await ak.Tokenizer.fromPretrained('org/name', { onProgress: (loaded, total, file) => {} });
+  // @ts-expect-error revision is a string
+  await ak.Model.fromPretrained('org/name', { revision: 1 });
+  const entries: import('attnkit').CacheEntry[] = await ak.cache.list();
+  const first: string | undefined = entries[0]?.model;
+  const deleted: number = await cache.delete('org/name');
+  const cleared: number = await ak.cache.clear();
+  m.dispose(); t.dispose();
+  return [same, dir, first, deleted, cleared];
+}
+export { hub };
