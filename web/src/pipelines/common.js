@@ -83,18 +83,3 @@ export function integerOption(fn, name, v, lo, hi = Number.MAX_SAFE_INTEGER) {
 }
 
 export { boolean };
-
-/** The row b of a [B, L] int32 tensor's data (a view). */
-export const rowOf = (t, b) => {
-  const L = t.dims.at(-1);
-  return t.data.subarray(b * L, (b + 1) * L);
-};
-
-/**
- * Which tokens of an encoding's row are the model's own (1) and which the template added or padding
- * filled (0): the inverse of transformers' special_tokens_mask.
- */
-export function textTokens(enc, b) {
-  const mask = rowOf(enc.specialTokensMask, b);
-  return Array.from(mask, (m) => m === 0);
-}

@@ -3,6 +3,9 @@
 // transformers.js's pipelines return them (docs/pipelines.md). The registry: each task's file
 // declares its options (with their defaults), checks them, checks the model when the pipeline is
 // made (create), and runs a call (run). Options given to pipeline() are the defaults of every call.
+// The tasks use a few internals of the layers below, as the packages' own code: a tokenizer's
+// pieces before its template and its template (question answering's windows), its decoder steps
+// (token classification's words), a model's head checks; tests/node/pipelines/ holds them to it.
 import { AttnkitError } from '../runtime/errors.js';
 import { callback, describe, options as checkOptions } from '../runtime/args.js';
 import { SOURCE_OPTIONS, fileSource, readJson, readText } from '../formats/file_source.js';
