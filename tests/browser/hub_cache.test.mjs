@@ -3,7 +3,7 @@
 // requests. After a reload the weights come from the Cache API with no GET; a changed ETag fetches
 // them again; cache: false bypasses the cache; a truncated cached file is fetched again; where the
 // Cache API is missing, the origin private file system keeps the files. No request leaves the two
-// local servers.
+// local servers. The page imports the package's bundle (web/dist/attnkit.mjs, what npm users get).
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -18,7 +18,7 @@ const c = fixture('models.json').cases.find((x) => x.name === 'bert-tiny');
 function loadInPage(page, hubUrl, { options = {}, noCacheApi = false, truncate = false } = {}) {
   return page.evaluate(async ({ hubUrl, options, noCacheApi, truncate, fx }) => {
     if (noCacheApi) Object.defineProperty(globalThis, 'caches', { value: undefined, configurable: true });
-    const { load } = await import('/web/attnkit.js');
+    const { load } = await import('/web/dist/attnkit.mjs');
     const ak = await load({ threads: 1 }); // no worker pool for a reload to cut
     ak.env.remoteHost = hubUrl;
     if (truncate) {
@@ -100,7 +100,7 @@ test('Chromium: a Hub id loads; after a reload the weights come from the Cache A
   assertClose(opfsAgain.last, c.hiddenStates.at(-1), 'bert from OPFS', 1e-4, 1e-4);
   const cleared = await page.evaluate(async () => {
     Object.defineProperty(globalThis, 'caches', { value: undefined, configurable: true });
-    const { load } = await import('/web/attnkit.js');
+    const { load } = await import('/web/dist/attnkit.mjs');
     const ak = await load({ threads: 1 });
     return [await ak.cache.clear(), (await ak.cache.list()).length];
   });
