@@ -4,6 +4,7 @@
 // sources, dispose(), and the top-level pipeline() of transformers.js's form.
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { FIXTURES, ak, files, golden } from './helpers.mjs';
 import * as attnkit from '../../../web/attnkit.js';
@@ -91,6 +92,23 @@ test('sources: a folder, an object of files (Responses among them), no source; a
   assert.ok(events.every(([l], i) => i === 0 || l >= events[i - 1][0]), 'loaded only grows');
   const [loaded, total] = events.at(-1);
   assert.equal(loaded, total);
+});
+
+test('a tokenizer without a pad token (GPT-2\'s files) still batches: the pads are masked', async () => {
+  const dir = path.join(FIXTURES, 'repos/gpt2');
+  const f = Object.fromEntries(fs.readdirSync(dir).map((name) => [name, fs.readFileSync(path.join(dir, name))]));
+  f['tokenizer_config.json'] = JSON.stringify({ model_max_length: 32, tokenizer_class: 'GPT2Tokenizer' });
+  delete f['special_tokens_map.json'];
+  const embed = await ak.pipeline('feature-extraction', f, { pooling: 'last' });
+  try {
+    assert.equal(embed.tokenizer.padTokenId, null);
+    const both = await embed(['the cat sat on', 'hello']);
+    const alone = await embed('hello');
+    assert.deepEqual(both.dims, [2, 24]);
+    for (let i = 0; i < 24; i++) assert.ok(Math.abs(both.data[24 + i] - alone.data[i]) < 1e-5);
+  } finally {
+    embed.dispose();
+  }
 });
 
 test('dispose() frees the model and the tokenizer; later calls are ERR_DISPOSED', async () => {

@@ -43,11 +43,16 @@ export function maxLengthOf(ctx) {
   return Number.isInteger(m) && m > 0 ? Math.min(m, ctx.model.contextSize) : ctx.model.contextSize;
 }
 
-/** Texts (and pairs) as one right-padded batch, truncated to what the model takes. */
+/**
+ * Texts (and pairs) as one right-padded batch, truncated to what the model takes. A tokenizer
+ * without a pad token (GPT-2's) pads with its eos token: the mask leaves the pads out anyway.
+ */
 export function encodeBatch(ctx, texts, extra = {}) {
-  return ctx.tokenizer.encode(texts, {
+  const t = ctx.tokenizer;
+  const padId = t.padTokenId === null ? t.eosTokenId ?? 0 : undefined;
+  return t.encode(texts, {
     padding: 'longest', truncation: extra.truncation ?? true, maxLength: maxLengthOf(ctx), paddingSide: 'right',
-    ...(extra.pair ? { pair: extra.pair } : {}),
+    ...(extra.pair ? { pair: extra.pair } : {}), ...(padId !== undefined ? { padId } : {}),
   });
 }
 
