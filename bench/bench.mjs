@@ -177,7 +177,7 @@ async function benchRelaxedBuilds() {
     const { page, close } = await openPage({ served: ['web', 'bench'], isolated: false });
     try {
       out.chromium = await page.evaluate(async () => {
-        const { load } = await import('/web/attnkit.js');
+        const { load } = await import('/web/dist/attnkit.mjs'); // the package's bundle, as pages load it
         const { benchRelaxed } = await import('/bench/relaxed_cases.mjs');
         return benchRelaxed(load);
       });
