@@ -68,7 +68,11 @@ json bloom_tensors() {
       "mlp.dense_4h_to_h.bias": "linear2.bias"
     },
     "final": {"ln_f.weight": "weight", "ln_f.bias": "bias"},
-    "heads": {"sequence": {"score.weight": "weight"}},
+    "heads": {
+      "sequence": {"score.weight": "weight"},
+      "token": {"classifier.weight": "weight", "classifier.bias": "bias"},
+      "span": {"qa_outputs.weight": "weight", "qa_outputs.bias": "bias"}
+    },
     "ignore": "^$",
     "configKeys": {
       "dim": "hidden_size",
@@ -85,7 +89,7 @@ json bloom_tensors() {
 // bloom
 extern const Family kBloomFamily{
     "bloom", read_bloom, /*encoder=*/false, /*tie_default=*/true,
-    R"json({"sequence": {"pool": "lastToken", "bias": false}})json",
+    R"json({"sequence": {"pool": "lastToken", "bias": false}, "token": {}, "span": {}})json",
     bloom_tensors};
 
 

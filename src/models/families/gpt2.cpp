@@ -69,7 +69,11 @@ json gpt2_tensors() {
       "mlp.c_proj.bias": "linear2.bias"
     },
     "final": {"ln_f.weight": "weight", "ln_f.bias": "bias"},
-    "heads": {"sequence": {"score.weight": "weight"}},
+    "heads": {
+      "sequence": {"score.weight": "weight"},
+      "token": {"classifier.weight": "weight", "classifier.bias": "bias"},
+      "span": {"qa_outputs.weight": "weight", "qa_outputs.bias": "bias"}
+    },
     "ignore": "^h\\.\\d+\\.attn\\.(bias|masked_bias)$",
     "configKeys": {
       "dim": "n_embd",
@@ -86,7 +90,7 @@ json gpt2_tensors() {
 // gpt2
 extern const Family kGpt2Family{
     "gpt2", read_gpt2, /*encoder=*/false, /*tie_default=*/true,
-    R"json({"sequence": {"pool": "lastToken", "bias": false}})json",
+    R"json({"sequence": {"pool": "lastToken", "bias": false}, "token": {}, "span": {}})json",
     gpt2_tensors};
 
 

@@ -87,7 +87,11 @@ json gpt_neox_tensors() {
     },
     "final": {"final_layer_norm.weight": "weight", "final_layer_norm.bias": "bias"},
     "lmHead": "embed_out.weight",
-    "heads": {"sequence": {"score.weight": "weight"}},
+    "heads": {
+      "sequence": {"score.weight": "weight"},
+      "token": {"classifier.weight": "weight", "classifier.bias": "bias"},
+      "span": {"qa_outputs.weight": "weight", "qa_outputs.bias": "bias"}
+    },
     "ignore": "^layers\\.\\d+\\.attention\\.(bias|masked_bias|rotary_emb\\.inv_freq)$",
     "configKeys": {
       "dim": "hidden_size",
@@ -104,7 +108,7 @@ json gpt_neox_tensors() {
 // gpt_neox
 extern const Family kGptNeoxFamily{
     "gpt_neox", read_gpt_neox, /*encoder=*/false, /*tie_default=*/false,
-    R"json({"sequence": {"pool": "lastToken", "bias": false}})json",
+    R"json({"sequence": {"pool": "lastToken", "bias": false}, "token": {}, "span": {}})json",
     gpt_neox_tensors};
 
 
