@@ -657,7 +657,7 @@ export class Tokenizer {
     options?: { addBosToken?: boolean; addEosToken?: boolean }): Promise<Tokenizer>;
   static fromVocab(ak: Attnkit, vocabTxt: TextSource, options?: { lowercase?: boolean }): Promise<Tokenizer>;
   static fromGpt2(ak: Attnkit, encoderJson: TextSource, vocabBpe: TextSource): Promise<Tokenizer>;
-  static fromPretrained(ak: Attnkit, source: PretrainedSource, options?: PretrainedNetworkOptions): Promise<Tokenizer>;
+  static fromPretrained(ak: Attnkit, source: PretrainedSource | GgufSource, options?: PretrainedNetworkOptions): Promise<Tokenizer>;
   /** The model: WordPiece, BPE (byte-level, or SentencePiece's with byte fallback) or Unigram. */
   readonly model: 'wordpiece' | 'bpe' | 'unigram';
   /** Token strings by id. */
@@ -697,6 +697,11 @@ type TextSource = string | ArrayBuffer | ArrayBufferView | Response | object;
  * id when it has the form 'name' or 'org/name', and a path (a relative URL in browsers) when not.
  */
 export type PretrainedSource = string | URL | FileList | File[] | { [fileName: string]: TextSource | Blob };
+/**
+ * One GGUF file (llama.cpp's; the llama, qwen2 and gpt2 architectures) for Model.fromPretrained
+ * and Tokenizer.fromPretrained: a URL or path ending in '.gguf', a File or Blob, its bytes, a Response.
+ */
+export type GgufSource = string | URL | Blob | File[] | ArrayBuffer | ArrayBufferView | Response;
 
 /** One file of a load, in progress events: its bytes so far and whether they came from the download cache. */
 export interface FileProgress {
@@ -1173,12 +1178,12 @@ export class Attnkit {
   readonly DecoderLayer: new (options: DecoderLayerOptions) => DecoderLayer;
   /**
    * `await ak.Model.fromPretrained(source, { onProgress, signal, timeout })` from a Hugging Face folder (config.json
-   * and model.safetensors, or model.safetensors.index.json and its shards), the older
+   * and model.safetensors, or model.safetensors.index.json and its shards) or a GGUF file, the older
    * `fromPretrained({config, weights, onProgress})`, or `new ak.Model(spec)`.
    */
   readonly Model: {
     new (spec: ModelSpec): Model;
-    fromPretrained(source: PretrainedSource, options?: PretrainedNetworkOptions): Promise<Model>;
+    fromPretrained(source: PretrainedSource | GgufSource, options?: PretrainedNetworkOptions): Promise<Model>;
     fromPretrained(options: { config: TextSource; weights: ArrayBuffer | ArrayBufferView | Response | { [name: string]: Floats } | Safetensors; onProgress?: (loaded: number, total?: number) => void }): Promise<Model>;
   };
   /**
@@ -1196,7 +1201,7 @@ export class Attnkit {
     fromVocab(vocabTxt: TextSource, options?: { lowercase?: boolean }): Promise<Tokenizer>;
     fromGpt2(encoderJson: TextSource, vocabBpe: TextSource): Promise<Tokenizer>;
     /** tokenizer.json (or vocab.txt, or vocab.json + merges.txt) with tokenizer_config.json and special_tokens_map.json. */
-    fromPretrained(source: PretrainedSource, options?: PretrainedNetworkOptions): Promise<Tokenizer>;
+    fromPretrained(source: PretrainedSource | GgufSource, options?: PretrainedNetworkOptions): Promise<Tokenizer>;
   };
   /** Reads bytes or a fetch Response (streamed, with progress) and parses (header validated in C++, in attnkit-loaders.wasm, loaded on first use). */
   loadSafetensors(source: ArrayBuffer | ArrayBufferView | Response, options?: { onProgress?: (loaded: number, total?: number) => void }): Promise<Safetensors>;

@@ -23,11 +23,16 @@ Writes tests/fixtures/gguf/:
 - gpt2-f16.gguf: a tiny gpt2-architecture model (GPT2LMHeadModel's Conv1D weights transposed, the
   tied head written again as output.weight, position_embd in F32) with a byte-level BPE
   vocabulary (tokenizer.ggml.model "gpt2", tokens, token_type, merges).
+- qwen2-f32.gguf: a tiny qwen2-architecture model (Qwen2ForCausalLM: q/k/v biases, tied
+  embeddings so no output.weight, rope_theta 1e6; q/k not permuted, as Qwen2Model converts) with
+  GPT-2's byte-level BPE plus Qwen's control tokens and tokenizer.ggml.pre "qwen2".
 - all-types.gguf: one metadata key of each value type, an array of each, an empty array, and a
   tensor of each type attnkit reads, with general.alignment 64.
 - gguf.json: what each file holds (metadata values, tensor types, dims, offsets, sizes, an FNV-1a
   hash of each tensor's bytes and of its float32 dequantisation, its first values) and the model
-  hyperparameters, for tests/native/formats/test_gguf.cpp and tests/node/formats/gguf.test.mjs.
+  hyperparameters with the references (the float32 model's; for each llama file, the same forward
+  with its weights as stored, dequantised: `asStored`), for tests/native/formats/test_gguf.cpp,
+  tests/node/formats/gguf.test.mjs and tests/node/models/gguf_models.test.mjs.
 
 And tests/fuzz/seeds/gguf/: small valid files of each tensor type, truncated ones, hostile counts.
 Deterministic: re-running reproduces the committed files.
@@ -439,6 +444,8 @@ def gpt2_vocab():
 LLAMA = dict(vocab_size=None, hidden_size=32, intermediate_size=256, num_hidden_layers=1, num_attention_heads=4,
              num_key_value_heads=2, max_position_embeddings=128, rms_norm_eps=1e-5, rope_theta=10000.0)
 GPT2 = dict(vocab_size=None, n_embd=32, n_head=4, n_layer=2, n_ctx=64, n_positions=64, layer_norm_epsilon=1e-5)
+QWEN2 = dict(vocab_size=None, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+             num_key_value_heads=2, max_position_embeddings=64, rms_norm_eps=1e-6, rope_theta=1000000.0)
 
 
 def permute(w, n_head):
@@ -491,6 +498,93 @@ def llama_tensors(cfg, sd):
     out.append(("output_norm.weight", sd["model.norm.weight"]))
     out.append(("output.weight", sd["lm_head.weight"]))
     return [(n, w.numpy().astype(f32)) for n, w in out]
+
+
+def qwen2_vocab():
+    """Qwen2's form of byte-level BPE (_set_vocab_qwen): GPT-2's tokens and merges here, then
+    <|endoftext|>, <|im_start|> and <|im_end|> (CONTROL)."""
+    tokens, types, merges = gpt2_vocab()
+    tokens = tokens[:-1] + ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    types = types[:-1] + [3, 3, 3]
+    return tokens, types, merges
+
+
+def qwen2_state(vocab_size):
+    cfg = dict(QWEN2, vocab_size=vocab_size)
+    g = torch.Generator().manual_seed(22)
+    h, ff = cfg["hidden_size"], cfg["intermediate_size"]
+    hd = h // cfg["num_attention_heads"]
+    kv = cfg["num_key_value_heads"] * hd
+
+    def normal(*shape, std=0.2):
+        return (torch.randn(*shape, generator=g) * std).float()
+
+    sd = {"model.embed_tokens.weight": normal(vocab_size, h, std=0.6)}
+    for i in range(cfg["num_hidden_layers"]):
+        p = "model.layers.%d." % i
+        sd[p + "input_layernorm.weight"] = 1 + normal(h, std=0.1)
+        sd[p + "self_attn.q_proj.weight"], sd[p + "self_attn.q_proj.bias"] = normal(h, h), normal(h, std=0.3)
+        sd[p + "self_attn.k_proj.weight"], sd[p + "self_attn.k_proj.bias"] = normal(kv, h), normal(kv, std=0.3)
+        sd[p + "self_attn.v_proj.weight"], sd[p + "self_attn.v_proj.bias"] = normal(kv, h), normal(kv, std=0.3)
+        sd[p + "self_attn.o_proj.weight"] = normal(h, h)
+        sd[p + "post_attention_layernorm.weight"] = 1 + normal(h, std=0.1)
+        sd[p + "mlp.gate_proj.weight"] = normal(ff, h)
+        sd[p + "mlp.up_proj.weight"] = normal(ff, h)
+        sd[p + "mlp.down_proj.weight"] = normal(h, ff, std=0.1)
+    sd["model.norm.weight"] = 1 + normal(h, std=0.1)
+    return cfg, sd
+
+
+def qwen2_tensors(cfg, sd):
+    """Qwen2Model's conversion: LLaMA's names, q/k/v biases, no permutation, no output.weight (tied)."""
+    names = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+             "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output", "post_attention_layernorm": "ffn_norm",
+             "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
+    out = [("token_embd.weight", sd["model.embed_tokens.weight"])]
+    for i in range(cfg["num_hidden_layers"]):
+        for hf, gg in names.items():
+            out.append(("blk.%d.%s.weight" % (i, gg), sd["model.layers.%d.%s.weight" % (i, hf)]))
+            if hf in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"):
+                out.append(("blk.%d.%s.bias" % (i, gg), sd["model.layers.%d.%s.bias" % (i, hf)]))
+    out.append(("output_norm.weight", sd["model.norm.weight"]))
+    return [(n, w.numpy().astype(f32)) for n, w in out]
+
+
+QWEN2_TEMPLATE = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+                  "'<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+
+def qwen2_file():
+    tokens, types, merges = qwen2_vocab()
+    cfg, sd = qwen2_state(len(tokens))
+    eot, im_end = tokens.index("<|endoftext|>"), tokens.index("<|im_end|>")
+    kvs = [
+        ("general.architecture", STR, "qwen2"),
+        ("general.type", STR, "model"),
+        ("general.name", STR, "attnkit tiny qwen2"),
+        ("qwen2.block_count", U32, cfg["num_hidden_layers"]),
+        ("qwen2.context_length", U32, cfg["max_position_embeddings"]),
+        ("qwen2.embedding_length", U32, cfg["hidden_size"]),
+        ("qwen2.feed_forward_length", U32, cfg["intermediate_size"]),
+        ("qwen2.attention.head_count", U32, cfg["num_attention_heads"]),
+        ("qwen2.attention.head_count_kv", U32, cfg["num_key_value_heads"]),
+        ("qwen2.rope.freq_base", F32V, cfg["rope_theta"]),
+        ("qwen2.attention.layer_norm_rms_epsilon", F32V, cfg["rms_norm_eps"]),
+        ("general.file_type", U32, FILE_TYPE_NUMBER["F32"]),
+        ("tokenizer.ggml.model", STR, "gpt2"),
+        ("tokenizer.ggml.pre", STR, "qwen2"),
+        ("tokenizer.ggml.tokens", ARR, (STR, tokens)),
+        ("tokenizer.ggml.token_type", ARR, (I32, types)),
+        ("tokenizer.ggml.merges", ARR, (STR, merges)),
+        ("tokenizer.ggml.eos_token_id", U32, im_end),
+        ("tokenizer.ggml.padding_token_id", U32, eot),
+        ("tokenizer.ggml.bos_token_id", U32, eot),
+        ("tokenizer.ggml.add_bos_token", BOOL, False),
+        ("tokenizer.chat_template", STR, QWEN2_TEMPLATE),
+        ("general.quantization_version", U32, 2),
+    ]
+    tensors = [(n, w, stored_type(n, w, "F32")) for n, w in qwen2_tensors(cfg, sd)]
+    return cfg, kvs, tensors
 
 
 def gpt2_state(vocab_size):
@@ -646,6 +740,7 @@ def all_types_file():
 
 LLAMA_PROMPT = [261, 283, 300, 304, 292, 286, 294, 266, 301, 298, 306, 297, 283, 289, 298, 307]
 GPT2_PROMPT = [83, 256, 282, 72, 66, 74, 264, 81, 78, 86, 77, 220, 69, 78, 87]
+QWEN2_PROMPT = GPT2_PROMPT
 
 
 def llama_forward(cfg, sd, ids):
@@ -662,14 +757,18 @@ def llama_forward(cfg, sd, ids):
         cos, sin = torch.cat([f, f], -1).cos(), torch.cat([f, f], -1).sin()
         return x * cos + torch.cat([-x[..., hd // 2:], x[..., :hd // 2]], -1) * sin
 
+    def linear(x, p):  # (Qwen2's q/k/v have biases)
+        y = x @ sd[p + ".weight"].T
+        return y + sd[p + ".bias"] if p + ".bias" in sd else y
+
     x = sd["model.embed_tokens.weight"][ids]
     causal = torch.triu(torch.full((n, n), float("-inf")), 1)
     for i in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % i
         h = rms(x, sd[p + "input_layernorm.weight"])
-        q = (h @ sd[p + "self_attn.q_proj.weight"].T).view(n, nh, hd).transpose(0, 1)
-        k = (h @ sd[p + "self_attn.k_proj.weight"].T).view(n, nkv, hd).transpose(0, 1)
-        v = (h @ sd[p + "self_attn.v_proj.weight"].T).view(n, nkv, hd).transpose(0, 1)
+        q = linear(h, p + "self_attn.q_proj").view(n, nh, hd).transpose(0, 1)
+        k = linear(h, p + "self_attn.k_proj").view(n, nkv, hd).transpose(0, 1)
+        v = linear(h, p + "self_attn.v_proj").view(n, nkv, hd).transpose(0, 1)
         q, k = rope(q), rope(k).repeat_interleave(nh // nkv, 0)
         v = v.repeat_interleave(nh // nkv, 0)
         a = ((q @ k.transpose(1, 2) / hd ** 0.5 + causal).softmax(-1) @ v).transpose(0, 1).reshape(n, h_)
@@ -677,7 +776,7 @@ def llama_forward(cfg, sd, ids):
         h = rms(x, sd[p + "post_attention_layernorm.weight"])
         gate = torch.nn.functional.silu(h @ sd[p + "mlp.gate_proj.weight"].T)
         x = x + (gate * (h @ sd[p + "mlp.up_proj.weight"].T)) @ sd[p + "mlp.down_proj.weight"].T
-    return rms(x, sd["model.norm.weight"]) @ sd["lm_head.weight"].T
+    return rms(x, sd["model.norm.weight"]) @ sd.get("lm_head.weight", sd["model.embed_tokens.weight"]).T
 
 
 def gpt2_forward(cfg, sd, ids):
@@ -828,9 +927,20 @@ def main():
         blobs[name], record["files"][name] = write(name, kvs, tensors)
     record["llama"] = dict(cfg, head_dim=cfg["hidden_size"] // cfg["num_attention_heads"], qk_permuted=True)
     record["llama"]["reference"] = reference(llama_forward, cfg, llama_state(cfg["vocab_size"])[1], LLAMA_PROMPT)
+    # The same forward with each file's weights as stored (quantised and dequantised by ggml's
+    # rules): what a reader that dequantises at load must compute, to float32 rounding.
+    record["llama"]["asStored"] = {}
+    for file_type in ["F16", "BF16", "Q8_0", "Q4_0", "Q4_K"]:
+        sd = {k: torch.from_numpy(dequantize(encode(w.numpy(), stored_type("w", w.numpy(), file_type)),
+                                             stored_type("w", w.numpy(), file_type), w.numel()).reshape(tuple(w.shape)).copy())
+              for k, w in llama_state(cfg["vocab_size"])[1].items()}
+        record["llama"]["asStored"]["llama-%s.gguf" % file_type.lower()] = reference(llama_forward, cfg, sd, LLAMA_PROMPT)
     cfg, kvs, tensors = gpt2_file()
     _, record["files"]["gpt2-f16.gguf"] = write("gpt2-f16.gguf", kvs, tensors)
     record["gpt2"] = dict(cfg, reference=reference(gpt2_forward, cfg, gpt2_state(cfg["vocab_size"])[1], GPT2_PROMPT))
+    cfg, kvs, tensors = qwen2_file()
+    _, record["files"]["qwen2-f32.gguf"] = write("qwen2-f32.gguf", kvs, tensors)
+    record["qwen2"] = dict(cfg, reference=reference(llama_forward, cfg, qwen2_state(cfg["vocab_size"])[1], QWEN2_PROMPT))
     kvs, tensors = all_types_file()
     _, record["files"]["all-types.gguf"] = write("all-types.gguf", kvs, tensors, alignment=64)
     with open(os.path.join(OUT, "gguf.json"), "w") as f:

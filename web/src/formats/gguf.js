@@ -183,19 +183,21 @@ function value(bytes, view, [, type, element, count, offset, size]) {
   return out;
 }
 
-// The header validated with the loaders module `heap`, from prefixes of the file as long as it asks.
-function index(heap, fn, bytes) {
-  const size = bytes.length;
+// The header validated with the loaders module `heap`, from prefixes of the file as long as it
+// asks: `prefix(n)` gives the file's first n bytes (synchronously from its whole bytes, or a promise
+// of them from a reader of the file's start), `size` is the file's length. Resolves (or returns,
+// when prefix does) to [the index, the last prefix read].
+function index(heap, fn, prefix, size) {
   let given = Math.min(size, FIRST_PREFIX);
-  for (;;) {
+  const attempt = (bytes) => {
     try {
       heap._withInputs([bytes.subarray(0, given)], ([p]) => heap._raw(fn, '_ggufIndex', [p, given, size]));
-      return JSON.parse(heap._m._ggufIndexJson());
+      return [JSON.parse(heap._m._ggufIndexJson()), bytes];
     } catch (e) {
       const needed = e?.code === 'ERR_OUT_OF_RANGE' && e.argument === 'bytes' ? heap._m._ggufNeeded() : 0;
       if (needed > given && needed <= size) {
         given = Math.min(size, Math.max(needed, 2 * given));
-        continue;
+        return null;
       }
       const kind = e?.argument === 'magic' ? sniff(bytes) : null;
       if (kind) {
@@ -205,19 +207,50 @@ function index(heap, fn, bytes) {
       }
       throw e;
     }
+  };
+  const first = prefix(given);
+  if (!(first instanceof Promise)) {
+    for (let bytes = first; ;) {
+      const done = attempt(bytes);
+      if (done) return done;
+      bytes = prefix(given);
+    }
   }
+  return (async () => {
+    for (let bytes = await first; ;) {
+      const done = attempt(bytes);
+      if (done) return done;
+      bytes = await prefix(given);
+    }
+  })();
 }
 
-/** A GGUF file's bytes parsed with the loaders module `heap`: { metadata, tensors } (Model.fromPretrained's path). */
-export function parseGguf(heap, fn, bytes) {
-  const found = index(heap, fn, bytes);
+// The metadata values of an index, read from `bytes` (the file, or a prefix holding its header).
+function metadataOf(found, bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // File-given names as keys of null-prototype objects: '__proto__' is a name like any other.
   const metadata = Object.create(null);
   for (const kv of found.metadata) metadata[kv[0]] = value(bytes, view, kv);
+  return metadata;
+}
+
+/** A GGUF file's bytes parsed with the loaders module `heap`: { metadata, tensors } (Model.fromPretrained's path). */
+export function parseGguf(heap, fn, bytes) {
+  const [found] = index(heap, fn, (n) => bytes.subarray(0, n), bytes.length);
+  const metadata = metadataOf(found, bytes);
   const tensors = Object.create(null);
   for (const t of found.tensors) tensors[t[0]] = new GgufTensor(heap, fn, bytes, t);
   return { metadata, tensors };
+}
+
+/**
+ * The metadata of a GGUF file read from its start only (Tokenizer.fromPretrained's path: a
+ * tokenizer is in the header, the gigabytes after it are not read): `read(n)` resolves to the
+ * file's first n bytes, `size` is its length; the header is validated against the whole size.
+ */
+export async function ggufMetadataFrom(ak, fn, read, size) {
+  const [found, bytes] = await index(await loaders(ak), fn, read, size);
+  return metadataOf(found, bytes);
 }
 
 /** The tensors and metadata of a GGUF file's bytes, with the loaders module of `ak`. */

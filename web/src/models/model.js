@@ -16,6 +16,8 @@ import { loadSafetensors } from '../formats/safetensors.js';
 import { generate, generateText } from './generate.js';
 import { familyTensors, modelSpec, splitFused } from './families.js';
 import { readCheckpoint } from './checkpoint.js';
+import { readGgufCheckpoint } from './gguf.js';
+import { isGgufSource } from '../formats/gguf_source.js';
 
 // The package entry (web/attnkit.js) takes modelSpec from here, with Model and loadModel.
 export { modelSpec };
@@ -678,7 +680,9 @@ export async function loadModel(ak, source, options) {
     }
     return loadModelFrom(ak, checkOptions(fn, source, ['config', 'weights', 'onProgress']));
   }
-  const { spec, tensors } = await readCheckpoint(ak, source, options);
+  // A .gguf (a URL or path, a File, bytes, a Response): llama.cpp's file, read by ./gguf.js.
+  const read = isGgufSource(source) ? readGgufCheckpoint : readCheckpoint;
+  const { spec, tensors } = await read(ak, source, options);
   return buildModel(ak, spec, tensors);
 }
 

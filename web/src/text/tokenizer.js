@@ -11,6 +11,8 @@ import { attached, boolean, callback, describe, idsInput, okResponse, options as
 import { loaders } from '../runtime/loaders.js';
 import { OwnedHandle } from '../runtime/owned_handle.js';
 import { SOURCE_OPTIONS, fileSource, readOptionalJson, readText } from '../formats/file_source.js';
+import { ggufMetadataFrom, storedGguf } from '../formats/gguf.js';
+import { ggufSourceBytes, ggufSourceHead, isGgufSource } from '../formats/gguf_source.js';
 import { bodyBytes, textInput } from '../runtime/read_bytes.js';
 import { normalize } from './normalizers.js';
 import { bytesToUnicode, preTokenize } from './pre_tokenizers.js';
@@ -18,6 +20,7 @@ import { cleanUpSpaces, decodeChain } from './decoders.js';
 import { LiteralMatcher } from './literals.js';
 import { isWhitespace } from './char_classes.js';
 import { ENCODING_STATE, LAZY_ENCODING } from './encoding.js';
+import { ggufTokenizerParts } from './gguf_tokenizer.js';
 
 // Special tokens a tokenizer_config.json / special_tokens_map.json may name, exposed as
 // tokenizer.padTokenId etc. (null when the files name none).
@@ -99,6 +102,13 @@ export class Tokenizer extends OwnedHandle {
         code: 'ERR_INVALID_ARGUMENT', argument: 'tokenizerModel',
       });
     }
+    return Tokenizer._sentencePiece(ak, fn, bytes, { addBosToken, addEosToken });
+  }
+
+  // A SentencePiece ModelProto's bytes -> Tokenizer. `added` (a GGUF vocabulary's control, unknown
+  // and user-defined tokens: [{id, content, special}]) are matched in the text first, each stretch
+  // between them encoded on its own, as llama.cpp does; without it, as the library: none.
+  static async _sentencePiece(ak, fn, bytes, { addBosToken, addEosToken, added = null }) {
     const heap = await loaders(ak);
     const handle = heap._withInputs([bytes], ([p]) => heap._raw(fn, '_sentencepieceCreate', [p, bytes.length])[0]);
     let info, blob;
@@ -123,8 +133,12 @@ export class Tokenizer extends OwnedHandle {
     }
     const CONTROL = 3, UNKNOWN = 2;
     const addedTokens = [];
-    for (let i = 0; i < n; i++) {
-      if (types[i] === CONTROL || types[i] === UNKNOWN) addedTokens.push({ id: i, content: vocab[i], special: true, spmOnly: true });
+    if (added) {
+      for (const a of added) addedTokens.push({ id: a.id, content: a.content, special: a.special, normalized: false });
+    } else {
+      for (let i = 0; i < n; i++) {
+        if (types[i] === CONTROL || types[i] === UNKNOWN) addedTokens.push({ id: i, content: vocab[i], special: true, spmOnly: true });
+      }
     }
     const seq = (k, typeId) => ({ sequence: k, typeId });
     const tok = (id, typeId) => ({ id, typeId });
@@ -139,7 +153,7 @@ export class Tokenizer extends OwnedHandle {
     const settings = {
       vocab, model: algorithm === 1 ? 'unigram' : 'bpe', addedTokens, normalizer: [], preTokenizer: [],
       template: { single, pair }, pad: pad >= 0 ? { id: pad, typeId: 0 } : null, unkId: unk,
-      sentencepiece: true,
+      sentencepiece: true, matchAdded: Boolean(added),
     };
     const t = new Tokenizer(heap, handle, settings, '_sentencepieceFree');
     if (bos >= 0) [t.bosToken, t.bosTokenId] = [vocab[bos], bos];
@@ -158,6 +172,7 @@ export class Tokenizer extends OwnedHandle {
     const fn = 'Tokenizer.fromPretrained';
     const o = checkOptions(fn, options, ['onProgress', ...SOURCE_OPTIONS]);
     const onProgress = callback(fn, 'onProgress', o.onProgress);
+    if (isGgufSource(source)) return Tokenizer._fromGguf(ak, fn, source, { ...o, onProgress });
     const src = fileSource(fn, source, o);
     let loaded = 0; // bytes of every file read; no total: which files are read is known only as they are
     const onBytes = onProgress && ((n, file) => onProgress((loaded += n), undefined, file));
@@ -191,6 +206,32 @@ export class Tokenizer extends OwnedHandle {
     } catch (e) {
       tok.dispose();
       throw e;
+    }
+    return tok;
+  }
+
+  // A GGUF file's tokenizer (tokenizer.ggml.*, see gguf_tokenizer.js), with its special tokens:
+  // from the file's header alone where its start can be read (a File, a file on disk).
+  static async _fromGguf(ak, fn, source, options) {
+    const head = ggufSourceHead(fn, source, options);
+    const metadata = head ? await ggufMetadataFrom(ak, fn, (n) => head.read(n), head.size)
+      : (await storedGguf(ak, await ggufSourceBytes(fn, source, options), fn)).metadata;
+    const parts = ggufTokenizerParts(fn, metadata);
+    let tok;
+    if (parts.sentencepiece) {
+      tok = await Tokenizer._sentencePiece(ak, fn, parts.sentencepiece, parts);
+    } else {
+      try {
+        tok = await Tokenizer.fromJSON(ak, parts.json);
+      } catch (e) {
+        // What the tokenizer.json reader refused, by the GGUF key it came from.
+        if (!(e instanceof AttnkitError)) throw e;
+        const key = /^model\.merges/.test(e.argument ?? '') ? 'tokenizer.ggml.merges' : 'tokenizer.ggml.tokens';
+        throw new AttnkitError(`${fn}: the GGUF file's tokenizer: ${e.message.replace(/^Tokenizer\.fromJSON: /, '')}`, { code: e.code, argument: key });
+      }
+    }
+    for (const [key, id] of Object.entries(parts.special)) {
+      [tok[`${key}Token`], tok[`${key}TokenId`]] = id === null ? [null, null] : [tok.vocab[id], id];
     }
     return tok;
   }
@@ -345,8 +386,8 @@ export class Tokenizer extends OwnedHandle {
     }
     if (!this._whole) return texts.map((t) => Tokenizer._typed(this._pieces(fn, t)));
     // A tokenizer.model reads the whole text (the library matches no added tokens); a
-    // tokenizer.json model reads the text between added tokens.
-    const segs = this._whole === 'texts' ? texts.map((t) => this._segments(t)) : texts.map((t) => [{ text: t, start: 0 }]);
+    // tokenizer.json model, or a GGUF file's SentencePiece (matchAdded), the text between added tokens.
+    const segs = this._whole === 'texts' || this._s.matchAdded ? texts.map((t) => this._segments(t)) : texts.map((t) => [{ text: t, start: 0 }]);
     const parts = [];
     let room = 0;
     for (const list of segs) {
