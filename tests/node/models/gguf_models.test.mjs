@@ -174,6 +174,13 @@ test('every source kind: path, file: URL, bytes, ArrayBuffer, Response, File, [F
     (e) => e instanceof AttnkitError && e.code === 'ERR_INVALID_ARGUMENT' && /did you mean 'onProgress'/.test(e.message));
   await assert.rejects(ak.Tokenizer.fromPretrained(file, { timout: 5 }),
     (e) => e instanceof AttnkitError && e.code === 'ERR_INVALID_ARGUMENT' && /did you mean 'timeout'/.test(e.message));
+  await assert.rejects(ak.Model.fromPretrained(bytes, { revision: 'main' }),
+    (e) => e instanceof AttnkitError && e.code === 'ERR_INVALID_ARGUMENT' && e.argument === 'revision');
+  await assert.rejects(ak.Model.fromPretrained(file, { revision: 'main' }),
+    (e) => e instanceof AttnkitError && e.code === 'ERR_INVALID_ARGUMENT' && e.argument === 'revision');
+  await assert.rejects(ak.Tokenizer.fromPretrained(file, { revision: 'main' }),
+    (e) => e instanceof AttnkitError && e.code === 'ERR_INVALID_ARGUMENT' && e.argument === 'revision');
+  await assert.rejects(ak.Model.fromPretrained(bytes, { signal: AbortSignal.abort() }), (e) => e instanceof AttnkitError && e.code === 'ERR_ABORTED');
   await assert.rejects(ak.Model.fromPretrained(path.join(DIR, 'missing.gguf')),
     (e) => e instanceof AttnkitError && e.code === 'ERR_LOAD' && /missing\.gguf/.test(e.message));
   // Bytes that are not GGUF say what they are.

@@ -61,6 +61,13 @@ export async function ggufSourceBytes(fn, source, options = {}) {
   const { onProgress, ...net } = options;
   const name = ggufSourceName(source);
   const event = (loaded, total, done) => ({ file: name, loaded, total, fromCache: false, done });
+  const given = typeof source !== 'string' && !(source instanceof URL);
+  if (given && net.revision !== undefined) {
+    throw new AttnkitError(`${fn}: revision is for Hub ids ('org/name/file.gguf'); the source is ${name}`, {
+      code: 'ERR_INVALID_ARGUMENT', argument: 'revision',
+    });
+  }
+  if (given && net.signal?.aborted) throw abortError(fn, name, net.signal);
   if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
     const bytes = bytesOf(fn, source);
     onProgress?.(bytes.length, bytes.length, event(bytes.length, bytes.length, true));
@@ -115,7 +122,8 @@ export async function ggufSourceBytes(fn, source, options = {}) {
  * or Blob, or (Node) a file on disk by path or file: URL; null for the others (read whole).
  * { size, read(n) -> Promise of the first n bytes }; onProgress hears each prefix read.
  */
-export function ggufSourceHead(fn, source, { onProgress, signal } = {}) {
+export function ggufSourceHead(fn, source, { onProgress, signal, revision } = {}) {
+  if (revision !== undefined) return null; // (for Hub files: the whole read checks it)
   const name = ggufSourceName(source);
   const report = (n, size) => onProgress?.(n, size, { file: name, loaded: n, total: size, fromCache: false, done: n === size });
   const checked = (n, size) => {
