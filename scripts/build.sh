@@ -6,6 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Debian's emscripten 3.1.6 needs its own acorn on Node's path.
 export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
+# `npm run` puts node_modules/.bin first on PATH, and with it npm's binaryen, which em++ 3.1.6 then
+# takes for its other links: the loaders' and scalar builds' imports got minified without their
+# glue following (a LinkError at load). npm's binaryen is for the SIMD builds' links only, through
+# build/wasm/relaxed/with-binaryen (CMakeLists.txt).
+PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '/node_modules/\.bin$' | paste -sd: -)
+export PATH
 jobs=$(nproc 2>/dev/null || echo 2)
 
 # Builds a CMake tree printing only its errors and warnings; a failed compile fails the script (the
