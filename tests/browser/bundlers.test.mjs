@@ -213,11 +213,17 @@ test('webpack 5: a production build runs page and module worker', async () => {
   }, (e, s) => (e ? reject(e) : resolve(s))));
   const { errors, warnings } = stats.toJson({ all: false, errors: true, warnings: true });
   assert.deepEqual(errors.map((e) => e.message), []);
-  // webpack's one performance hint: the loaders' .wasm (at most 600 KiB, its budget in
-  // wasm_binary.test.mjs; fetched only to read tokenizers and safetensors) is above its 244 KiB
-  // advice; the README says so. Any other warning fails.
+  // webpack's performance hints: the loaders' .wasm (at most 600 KiB, its budget in
+  // wasm_binary.test.mjs; fetched only to read files and tokenizers) and, since the pipelines, the
+  // Hub and GGUF readers and the bundled Jinja renderer, the app's JavaScript (the package's
+  // minified module is about 320 KiB) are above its 244 KiB advice; the bundlers guide says so.
+  // Any other asset listed, or a larger one, fails.
   const sizes = warnings.filter((w) => /^asset size limit/.test(w.message));
-  assert.ok(sizes.every((w) => /Assets: \n\s+\w+\.wasm \((4\d\d|5\d\d|600) KiB\)$/.test(w.message)), sizes.map((w) => w.message).join('\n'));
+  for (const w of sizes) {
+    const assets = [...w.message.matchAll(/^\s+(\S+) \((\d+) KiB\)$/gm)].map(([, name, kib]) => [name, Number(kib)]);
+    assert.ok(assets.length > 0 && assets.every(([name, kib]) => (/\.wasm$/.test(name) ? kib <= 600 : /\.js$/.test(name) && kib <= 400)),
+      w.message);
+  }
   assert.deepEqual(oursIn(warnings.filter((w) => !sizes.includes(w)).map((w) => `${w.moduleName ?? ''} ${w.message}`)), []);
   assert.deepEqual(warnings.filter((w) => !sizes.includes(w) && !/^entrypoint size limit|^webpack performance/.test(w.message))
     .map((w) => w.message), []);
