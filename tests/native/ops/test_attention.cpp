@@ -139,6 +139,52 @@ TEST(Attention, FullyMaskedRowsAreZeroNotNaN) {
 }
 
 // The tiled kernel against the reference across tile, vector and block boundaries.
+// Gemma 2's attn_logit_softcapping: scores become c tanh(s / c) before the masks. The reference
+// against the formula written out, and the SIMD kernel (which caps in log2 units) against the
+// reference on awkward sizes, causal and bidirectional, with and without the weights.
+TEST(Attention, SoftcapIsCTanhOfTheScaledScoresAndTheKernelsAgree) {
+  unsigned seed = 500;
+  {
+    Problem p;
+    p.s = {1, 1, 1, 3, 3, 2, 2};
+    p.q = {3, -1, 0.5f, 2, -2, 4};
+    p.k = {1, 2, -3, 1, 2, -1};
+    p.v = {1, 0, 0, 1, 1, 1};
+    p.args.scale = 0.7f, p.args.softcap = 1.5f;
+    p.finish(true);
+    p.run_ref();
+    for (int i = 0; i < 3; ++i) {
+      float e[3], sum = 0;
+      for (int j = 0; j < 3; ++j) {
+        const float dot = p.q[2 * i] * p.args.scale * p.k[2 * j] + p.q[2 * i + 1] * p.args.scale * p.k[2 * j + 1];
+        sum += e[j] = std::exp(1.5f * std::tanh(dot / 1.5f));
+      }
+      for (int j = 0; j < 3; ++j) EXPECT_NEAR(p.weights[3 * i + j], e[j] / sum, 1e-6) << i << "," << j;
+    }
+  }
+  for (int lk : {1, 3, 17, 65, 513}) {  // 513: past one 512-key tile
+    for (int d : {1, 7, 65}) {
+      for (bool causal : {true, false}) {
+        Problem p;
+        p.s = {2, 4, 2, lk, lk, d, d};
+        p.q = attnkit_test::random_normal(static_cast<std::size_t>(2) * 4 * lk * d, seed++);
+        p.k = attnkit_test::random_normal(static_cast<std::size_t>(2) * 2 * lk * d, seed++);
+        p.v = attnkit_test::random_normal(static_cast<std::size_t>(2) * 2 * lk * d, seed++);
+        p.args.scale = 2.f / std::sqrt(static_cast<float>(d));  // scores beyond the cap
+        p.args.causal = causal, p.args.softcap = 2.f;
+        for (bool w : {false, true}) {
+          p.finish(w);
+          p.run_ref();
+          const std::vector<float> want = p.out, want_w = p.weights;
+          p.run_simd();
+          ASSERT_EQ(first_mismatch(p.out, want, 2e-5, 2e-4), -1) << "Lk=" << lk << " d=" << d << " causal=" << causal;
+          if (w) ASSERT_EQ(first_mismatch(p.weights, want_w, 1e-6, 2e-4), -1) << "Lk=" << lk << " d=" << d;
+        }
+      }
+    }
+  }
+}
+
 TEST(Attention, SimdMatchesReferenceOnAwkwardSizes) {
   unsigned seed = 1;
   const std::vector<int> lengths{1, 3, 4, 5, 7, 17, 63, 65, 129, 257, 513, 771};  // tiles: 512 keys
