@@ -328,6 +328,18 @@ Status Model::prepare_cache_step(const Inputs& in) {
   return Status::success();
 }
 
+// The embeddings' inputs for this step: learned positions from positionIds or the step's own
+// (cache, RoBERTa), else past + arange.
+Embeddings::Inputs Model::embeddings_inputs(const Inputs& in) const {
+  Embeddings::Inputs e;
+  e.ids = in.ids, e.batch = in.batch, e.length = in.length, e.types = in.types, e.types_length = in.types_length;
+  const int32_t* pos = in.positions ? in.positions : step_positions_.size() ? step_positions_.data() : nullptr;
+  if (config_.embeddings.positional != PositionKind::learned) return e;
+  if (pos) e.positions = pos, e.positions_length = in.positions ? in.positions_length : static_cast<double>(step_positions_.size());
+  else e.past = step_past_;
+  return e;
+}
+
 // The attention inputs of every layer for this step: x [B, L, D], the padding mask [B, 1, 1, total]
 // and the rotary positions.
 MultiHeadAttention::Inputs Model::layer_inputs(const Inputs& in, const float* x, bool rope, bool windowed) const {
@@ -422,14 +434,7 @@ Status Model::prepare(const Inputs& in, Sizes& sizes) {
   if (s.ok()) s = prepare_cache_step(in);
   if (!s.ok()) return s;
   // The embeddings' and every layer's own checks, on this step's inputs.
-  Embeddings::Inputs e;
-  const bool learned = config_.embeddings.positional == PositionKind::learned;
-  e.ids = in.ids, e.batch = B, e.length = L, e.types = in.types, e.types_length = in.types_length;
-  const int32_t* pos = in.positions ? in.positions : step_positions_.size() ? step_positions_.data() : nullptr;
-  const double pos_length = in.positions ? in.positions_length : static_cast<double>(step_positions_.size());
-  if (learned && pos) e.positions = pos, e.positions_length = pos_length;
-  e.past = learned && !pos ? past : 0;
-  s = embeddings_->prepare(e);
+  s = embeddings_->prepare(embeddings_inputs(in));
   const bool rope = config_.layer.attention.positional == PositionalBias::rotary;
   std::size_t n_out = 0, n_w = 0;
   for (std::size_t i = 0; s.ok() && i < layers_.size(); ++i) {
@@ -460,13 +465,7 @@ Status Model::run(const Inputs& in, const Outputs& out) {
   // Hidden states go straight into the output when asked; else two buffers take turns.
   if (!in.want_hidden && !work_.reserve(2 * BLD)) return Status::error(Code::out_of_memory, "inputIds", "could not allocate the hidden states");
   auto state = [&](std::size_t i) { return in.want_hidden ? out.hidden + i * BLD : work_.data() + (i % 2) * BLD; };
-  Embeddings::Inputs e;
-  const bool learned = config_.embeddings.positional == PositionKind::learned;
-  e.ids = in.ids, e.batch = in.batch, e.length = in.length, e.types = in.types, e.types_length = in.types_length;
-  const int32_t* pos = in.positions ? in.positions : step_positions_.size() ? step_positions_.data() : nullptr;
-  if (learned && pos) e.positions = pos, e.positions_length = in.positions ? in.positions_length : static_cast<double>(step_positions_.size());
-  e.past = learned && !pos ? past : 0;
-  embeddings_->run(state(0), e);
+  embeddings_->run(state(0), embeddings_inputs(in));
   const std::size_t n_w = step_weights_;
   Status s;
   for (std::size_t i = 0; i < layers_.size(); ++i) {

@@ -182,6 +182,7 @@ class Model : public HeapObject {
  private:
   Model() = default;
   Status prepare_cache_step(const Inputs& in);
+  Embeddings::Inputs embeddings_inputs(const Inputs& in) const;
   MultiHeadAttention::Inputs layer_inputs(const Inputs& in, const float* x, bool rope, bool windowed) const;
   bool windowed(std::size_t layer) const {
     const double n = config_.window_every;
