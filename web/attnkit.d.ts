@@ -282,6 +282,12 @@ export interface MultiHeadAttentionOptions {
    * inProjWeight; self-attention only when kdim = vdim = dim).
    */
   weightLayout?: 'outIn' | 'inOut';
+  /** Qwen3: RMSNorm of each head's queries and keys over headDim, before RoPE (weights qNorm, kNorm); default false. */
+  qkNorm?: boolean;
+  /** The q/k norms' epsilon; default 1e-6. */
+  qkNormEps?: number;
+  /** Gemma 2: scores become softcap * tanh(score / softcap) before the masks; 0 (default) = none. */
+  softcap?: number;
 }
 
 /**
@@ -345,6 +351,10 @@ export interface EncoderLayerOptions extends MultiHeadAttentionOptions {
   activation?: 'gelu' | 'gelu_tanh' | 'gelu_new' | 'relu' | 'silu';
   /** LLaMA's gated feed-forward: linear2(act(gate(x)) * linear1(x)) (gate.weight = mlp.gate_proj.weight). */
   ffnGated?: boolean;
+  /** GPT-NeoX's parallel residual, x + attn(norm1(x)) + ffn(norm2(x)) (normPlacement 'pre'); default false. */
+  parallel?: boolean;
+  /** false: no norm before the attention (ModernBERT's first layer; normPlacement 'pre'); default true. */
+  attnNorm?: boolean;
   /** 'post' (BERT, nn.TransformerEncoderLayer default), 'pre' (GPT-2), 'sandwich'. Default 'post'. */
   normPlacement?: 'post' | 'pre' | 'sandwich';
   norm?: 'layernorm' | 'rmsnorm';
